@@ -1,0 +1,304 @@
+package backends
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+// jemallocDump fetches a raw jemalloc dump with one request and checks it is
+// one (a tcmalloc build's gperftools text is accepted too).
+func jemallocDump(ctx context.Context, c *caller, n Node, method, path string) (*Dump, error) {
+	body, err := c.call(ctx, n, OpDump, method, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case hasPrefixLine(body, "heap_v2/"):
+		return &Dump{Data: body, Format: FormatJemalloc, TakenAt: time.Now(), Node: n}, nil
+	case hasPrefixLine(body, "heap profile:"):
+		return &Dump{Data: body, Format: FormatGperftools, TakenAt: time.Now(), Node: n}, nil
+	}
+	return nil, badAnswer(n, OpDump, method, path, "a jemalloc heap profile (heap_v2/...); is the node started with MALLOC_CONF prof:true?", body)
+}
+
+// starRocksDriver: StarRocks BE/CN, be/src/http/action/pprof_actions.cpp.
+type starRocksDriver struct{ c *caller }
+
+const starRocksNoSwitch = "a StarRocks BE/CN has no HTTP switch for jemalloc prof.active; on StarRocks 3.1.6+ " +
+	"the FE's own ADMIN EXECUTE ON <id> 'System.print(HeapProf.getInstance().%s())' does it, older versions " +
+	"profile only when the BE was started with prof:true in JEMALLOC_CONF (then active from the start)"
+
+func (d starRocksDriver) Enable(context.Context, Node) error {
+	return &UnsupportedError{Kind: StarRocks, Op: OpEnable, Reason: fmt.Sprintf(starRocksNoSwitch, "enable_prof")}
+}
+
+func (d starRocksDriver) Disable(context.Context, Node) error {
+	return &UnsupportedError{Kind: StarRocks, Op: OpDisable, Reason: fmt.Sprintf(starRocksNoSwitch, "disable_prof")}
+}
+
+func (d starRocksDriver) Status(context.Context, Node) (bool, error) {
+	return false, &UnsupportedError{Kind: StarRocks, Op: OpStatus, Reason: fmt.Sprintf(starRocksNoSwitch, "has_enable")}
+}
+
+func (d starRocksDriver) Dump(ctx context.Context, n Node) (*Dump, error) {
+	// On jemalloc builds HeapAction runs prof.dump and sends the file; when
+	// prof.dump fails it sends an empty 200.
+	return jemallocDump(ctx, d.c, n, http.MethodGet, "/pprof/heap")
+}
+
+func (d starRocksDriver) SymbolURL(n Node) string { return n.BaseURL() + "/pprof/symbol" }
+
+// dorisDriver: Doris BE, be/src/http/action/jeprofile_actions.cpp.
+type dorisDriver struct{ c *caller }
+
+func (d dorisDriver) setActive(ctx context.Context, n Node, op string, on bool) error {
+	path := "/jeheap/active/false"
+	if on {
+		path = "/jeheap/active/true"
+	}
+	a, err := d.c.do(ctx, n, op, http.MethodGet, path, nil)
+	if err != nil {
+		return err
+	}
+	if a.status == http.StatusNotFound {
+		return &UnsupportedError{Kind: Doris, Op: op, Reason: "this Doris BE has no /jeheap/active (added in 2.1.8/3.0.4); " +
+			"profiling is on only when be.conf's JEMALLOC_CONF has prof:true,prof_active:true"}
+	}
+	if a.status != http.StatusOK {
+		return &NodeError{Node: n, Op: op, Err: &statusError{Method: http.MethodGet, Path: path, Status: a.status, Body: a.body}}
+	}
+	return nil
+}
+
+func (d dorisDriver) Enable(ctx context.Context, n Node) error {
+	return d.setActive(ctx, n, OpEnable, true)
+}
+
+func (d dorisDriver) Disable(ctx context.Context, n Node) error {
+	return d.setActive(ctx, n, OpDisable, false)
+}
+
+func (d dorisDriver) Status(context.Context, Node) (bool, error) {
+	return false, &UnsupportedError{Kind: Doris, Op: OpStatus, Reason: "a Doris BE has no HTTP endpoint that reports jemalloc prof.active " +
+		"(/jeheap/dump answers HTTP 500 \"Jemalloc heap profiler is not enabled\" while it is off)"}
+}
+
+// dorisTrailer starts the help text Doris appends after the DOT.
+const dorisTrailer = "\n-------------------------------------------------------"
+
+const dorisFilePath = "dump file path: "
+
+func (d dorisDriver) Dump(ctx context.Context, n Node) (*Dump, error) {
+	const path = "/jeheap/dump"
+	body, err := d.c.call(ctx, n, OpDump, http.MethodGet, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	// 2.1.8+/3.0.4+: jeprof's stderr, the DOT, then a help trailer.
+	if i := bytes.Index(body, []byte("digraph ")); i >= 0 {
+		dot := body[i:]
+		if j := bytes.Index(dot, []byte(dorisTrailer)); j >= 0 {
+			dot = dot[:j]
+		}
+		dot = bytes.TrimRight(dot, "\n")
+		if !bytes.HasSuffix(dot, []byte("}")) {
+			return nil, badAnswer(n, OpDump, http.MethodGet, path, "a complete DOT graph from jeprof", body)
+		}
+		dot = append(dot[:len(dot):len(dot)], '\n')
+		return &Dump{Data: dot, Format: FormatDOT, TakenAt: time.Now(), Node: n}, nil
+	}
+	// 1.2.2-2.1.7: the dump is written to the node's disk only.
+	if i := bytes.Index(bytes.ToLower(body), []byte(dorisFilePath)); i >= 0 {
+		file := strings.TrimSpace(string(body[i+len(dorisFilePath):]))
+		return nil, &UnsupportedError{Kind: Doris, Op: OpDump, Reason: fmt.Sprintf("this Doris BE (1.2.2-2.1.7) writes the heap dump to its own disk "+
+			"(%s) and does not send it over HTTP; copy that file from the node, or upgrade to Doris 2.1.8/3.0.4+", file)}
+	}
+	if bytes.Contains(body, []byte("No nodes to print")) {
+		return nil, &NodeError{Node: n, Op: OpDump, Err: fmt.Errorf("GET %s: jeprof on the node printed no graph (No nodes to print): "+
+			"nothing was sampled since the profiler started", path)}
+	}
+	return nil, badAnswer(n, OpDump, http.MethodGet, path, "a DOT graph or a dump file path", body)
+}
+
+func (d dorisDriver) SymbolURL(n Node) string { return n.BaseURL() + "/pprof/symbol" }
+
+// greptimeDriver: GreptimeDB, src/servers/src/http/mem_prof.rs.
+type greptimeDriver struct{ c *caller }
+
+const greptimeOld = "this GreptimeDB has only POST /debug/prof/mem (no activate/deactivate/status); " +
+	"profiling follows MALLOC_CONF (prof:true, prof_active) set at start"
+
+// greptimeUnsupported maps "no such route" and "feature disabled" to
+// UnsupportedError.
+func greptimeUnsupported(op string, a answer) error {
+	switch a.status {
+	case http.StatusNotFound, http.StatusMethodNotAllowed:
+		return &UnsupportedError{Kind: GreptimeDB, Op: op, Reason: greptimeOld}
+	case http.StatusNotImplemented:
+		return &UnsupportedError{Kind: GreptimeDB, Op: op, Reason: "the node answers " + snippet(a.body) +
+			": it was built without the mem-prof feature"}
+	}
+	return nil
+}
+
+func (d greptimeDriver) post(ctx context.Context, n Node, op, path string) error {
+	a, err := d.c.do(ctx, n, op, http.MethodPost, path, nil)
+	if err != nil {
+		return err
+	}
+	if err := greptimeUnsupported(op, a); err != nil {
+		return err
+	}
+	if a.status != http.StatusOK {
+		return &NodeError{Node: n, Op: op, Err: &statusError{Method: http.MethodPost, Path: path, Status: a.status, Body: a.body}}
+	}
+	return nil
+}
+
+func (d greptimeDriver) Enable(ctx context.Context, n Node) error {
+	return d.post(ctx, n, OpEnable, "/debug/prof/mem/activate")
+}
+
+func (d greptimeDriver) Disable(ctx context.Context, n Node) error {
+	return d.post(ctx, n, OpDisable, "/debug/prof/mem/deactivate")
+}
+
+func (d greptimeDriver) Status(ctx context.Context, n Node) (bool, error) {
+	const path = "/debug/prof/mem/status"
+	a, err := d.c.do(ctx, n, OpStatus, http.MethodGet, path, nil)
+	if err != nil {
+		return false, err
+	}
+	if err := greptimeUnsupported(OpStatus, a); err != nil {
+		return false, err
+	}
+	if a.status != http.StatusOK {
+		return false, &NodeError{Node: n, Op: OpStatus, Err: &statusError{Method: http.MethodGet, Path: path, Status: a.status, Body: a.body}}
+	}
+	var st struct {
+		Active *bool `json:"active"`
+	}
+	if err := json.Unmarshal(a.body, &st); err != nil || st.Active == nil {
+		return false, badAnswer(n, OpStatus, http.MethodGet, path, `{"active": true|false}`, a.body)
+	}
+	return *st.Active, nil
+}
+
+func (d greptimeDriver) Dump(ctx context.Context, n Node) (*Dump, error) {
+	// output=text (the default) is jemalloc's raw dump.
+	return jemallocDump(ctx, d.c, n, http.MethodPost, "/debug/prof/mem")
+}
+
+// SymbolURL is empty: GreptimeDB's symbolicate route takes a whole dump and
+// answers a flame graph, not the gperftools protocol.
+func (d greptimeDriver) SymbolURL(Node) string { return "" }
+
+// tikvDriver: TiKV status server, components/server/src/status_server.
+type tikvDriver struct{ c *caller }
+
+func (d tikvDriver) toggle(ctx context.Context, n Node, op, path string) error {
+	a, err := d.c.do(ctx, n, op, http.MethodGet, path, nil)
+	if err != nil {
+		return err
+	}
+	switch a.status {
+	case http.StatusOK:
+		return nil
+	case http.StatusGone, http.StatusNotFound:
+		return &UnsupportedError{Kind: TiKV, Op: op, Reason: "the node answers " + snippet(a.body) +
+			"; toggle heap profiling with the TiKV config memory.enable_heap_profiling " +
+			"(SET CONFIG tikv `memory.enable_heap_profiling`=true|false through TiDB)"}
+	}
+	return &NodeError{Node: n, Op: op, Err: &statusError{Method: http.MethodGet, Path: path, Status: a.status, Body: a.body}}
+}
+
+func (d tikvDriver) Enable(ctx context.Context, n Node) error {
+	return d.toggle(ctx, n, OpEnable, "/debug/pprof/heap_activate")
+}
+
+func (d tikvDriver) Disable(ctx context.Context, n Node) error {
+	return d.toggle(ctx, n, OpDisable, "/debug/pprof/heap_deactivate")
+}
+
+func (d tikvDriver) Status(context.Context, Node) (bool, error) {
+	return false, &UnsupportedError{Kind: TiKV, Op: OpStatus, Reason: "TiKV's status server has no endpoint that reports whether heap " +
+		"profiling is active; see SHOW CONFIG WHERE name='memory.enable_heap_profiling' through TiDB"}
+}
+
+func (d tikvDriver) Dump(ctx context.Context, n Node) (*Dump, error) {
+	return jemallocDump(ctx, d.c, n, http.MethodGet, "/debug/pprof/heap")
+}
+
+func (d tikvDriver) SymbolURL(n Node) string { return n.BaseURL() + "/debug/pprof/symbol" }
+
+// databendDriver: Databend query/meta admin API (debug_jeprof_dump_handler).
+type databendDriver struct{ c *caller }
+
+const databendNoSwitch = "Databend has no runtime switch for jemalloc profiling; start databend-query with " +
+	"MALLOC_CONF=prof:true (then it is always active)"
+
+func (d databendDriver) Enable(context.Context, Node) error {
+	return &UnsupportedError{Kind: Databend, Op: OpEnable, Reason: databendNoSwitch}
+}
+
+func (d databendDriver) Disable(context.Context, Node) error {
+	return &UnsupportedError{Kind: Databend, Op: OpDisable, Reason: databendNoSwitch}
+}
+
+func (d databendDriver) Status(context.Context, Node) (bool, error) {
+	return false, &UnsupportedError{Kind: Databend, Op: OpStatus, Reason: databendNoSwitch}
+}
+
+func (d databendDriver) Dump(ctx context.Context, n Node) (*Dump, error) {
+	// jeprof appends ?seconds=30; Databend ignores it and dumps at once.
+	return jemallocDump(ctx, d.c, n, http.MethodGet, "/debug/mem/pprof/profile?seconds=0")
+}
+
+func (d databendDriver) SymbolURL(Node) string { return "" }
+
+// goDriver: any Go service with net/http/pprof.
+type goDriver struct{ c *caller }
+
+const goAlwaysOn = "a Go service samples its heap always, at runtime.MemProfileRate (512 KiB by default); " +
+	"there is no HTTP switch, the service itself sets the rate"
+
+func (d goDriver) Enable(context.Context, Node) error {
+	return &UnsupportedError{Kind: Go, Op: OpEnable, Reason: goAlwaysOn}
+}
+
+func (d goDriver) Disable(context.Context, Node) error {
+	return &UnsupportedError{Kind: Go, Op: OpDisable, Reason: goAlwaysOn}
+}
+
+// Status is always true: Go's heap profiling cannot be switched off over
+// HTTP (only by the service setting runtime.MemProfileRate=0 itself).
+func (d goDriver) Status(context.Context, Node) (bool, error) { return true, nil }
+
+func (d goDriver) Dump(ctx context.Context, n Node) (*Dump, error) {
+	const path = "/debug/pprof/heap"
+	body, err := d.c.call(ctx, n, OpDump, http.MethodGet, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := profile.ParseData(body); err != nil {
+		return nil, badAnswer(n, OpDump, http.MethodGet, path, "a pprof heap profile ("+err.Error()+")", body)
+	}
+	return &Dump{Data: body, Format: FormatPprof, TakenAt: time.Now(), Node: n}, nil
+}
+
+func (d goDriver) SymbolURL(n Node) string { return n.BaseURL() + "/debug/pprof/symbol" }
+
+// IsUnsupported reports whether err says an operation cannot be done on that
+// kind of node.
+func IsUnsupported(err error) bool {
+	var u *UnsupportedError
+	return errors.As(err, &u)
+}

@@ -1,0 +1,56 @@
+package backends
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// UnsupportedError says that a kind of node cannot do an operation, and why,
+// in words a user can act on.
+type UnsupportedError struct {
+	Kind   Kind
+	Op     string
+	Reason string
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("%s node cannot %s heap profiling: %s", e.Kind, opVerb(e.Op), e.Reason)
+}
+
+func opVerb(op string) string {
+	switch op {
+	case OpStatus:
+		return "report the status of"
+	case OpDump:
+		return "send a dump of"
+	}
+	return op
+}
+
+// NodeError is a failed call to a node: it names the node, its address, the
+// operation and the cause.
+type NodeError struct {
+	Node Node
+	Op   string
+	Err  error
+}
+
+func (e *NodeError) Error() string {
+	return fmt.Sprintf("node %d (%s at %s): %s: %v", e.Node.ID, e.Node.Kind, e.Node.Addr(), e.Op, e.Err)
+}
+
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// NodeNotFoundError is an id no registered or discovered node has. Its
+// message is StarRocks 3.x's.
+type NodeNotFoundError struct {
+	ID int64
+	// DiscoverErr is why discovery on the miss failed, if it did.
+	DiscoverErr error
+}
+
+func (e *NodeNotFoundError) Error() string {
+	return "node not found: " + strconv.FormatInt(e.ID, 10)
+}
+
+func (e *NodeNotFoundError) Unwrap() error { return e.DiscoverErr }
