@@ -1,0 +1,169 @@
+package heapprof
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// WriteDOT writes p as jeprof --dot does (sub PrintDot): same title,
+// legend, node numbering, labels, font sizes, edge selection and styles.
+// p must be symbolized (see symbolizer.go). When no node passes the node
+// limit it writes nothing and returns ErrNoNodes.
+//
+// jeprof orders edges of equal weight by Perl's randomized hash order, so
+// two jeprof runs may list such edges in different orders; WriteDOT breaks
+// those ties by source then destination node number.
+func WriteDOT(w io.Writer, p *profile.Profile, opt Options) error {
+	m, err := buildModel(p, opt)
+	if err != nil {
+		return err
+	}
+	return m.writeDOT(w, opt)
+}
+
+type dotEdge struct {
+	src, dst string
+	v        float64
+}
+
+func (m *model) writeDOT(w io.Writer, opt Options) error {
+	local := m.localTotal
+	nodeLimit := perlInt(opt.NodeFraction * local)
+	edgeLimit := perlInt(opt.EdgeFraction * local)
+
+	list := make([]string, 0, len(m.cum))
+	for k := range m.cum {
+		list = append(list, k)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		ci, cj := math.Abs(m.cum[list[i]]), math.Abs(m.cum[list[j]])
+		if ci != cj {
+			return ci > cj
+		}
+		return list[i] < list[j]
+	})
+	last := opt.NodeCount - 1
+	if last > len(list)-1 {
+		last = len(list) - 1
+	}
+	for last >= 0 && math.Abs(m.cum[list[last]]) <= nodeLimit {
+		last--
+	}
+	if last < 0 {
+		return ErrNoNodes
+	}
+
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "digraph \"%s; %s %s\" {\n", opt.Program, m.unparse(m.total), m.units())
+	bw.WriteString("node [width=0.375,height=0.25];\n")
+	fmt.Fprintf(bw, "Legend [shape=box,fontsize=24,shape=plaintext,label=\"%s\\l%s\\l%s\\l%s\\l%s\\l\"];\n",
+		opt.Program,
+		fmt.Sprintf("Total %s: %s", m.units(), m.unparse(m.total)),
+		fmt.Sprintf("Focusing on: %s", m.unparse(local)),
+		fmt.Sprintf("Dropped nodes with <= %s abs(%s)", m.unparse(nodeLimit), m.units()),
+		fmt.Sprintf("Dropped edges with <= %s %s", m.unparse(edgeLimit), m.units()))
+
+	node := make(map[string]int, last+1)
+	for i, a := range list[:last+1] {
+		f, c := m.flat[a], m.cum[a]
+		fs := 8.0
+		if local > 0 {
+			fs = 8 + 50.0*math.Sqrt(math.Abs(f*1.0/local))
+		}
+		node[a] = i + 1
+		sym := dotLabelName(a)
+		extra := ""
+		if f != c {
+			extra = fmt.Sprintf("\\rof %s (%s)", m.unparse(c), percent(c, local))
+		}
+		fmt.Fprintf(bw, "N%d [label=\"%s\\n%s (%s)%s\\r\",shape=box,fontsize=%s];\n",
+			node[a], sym, m.unparse(f), percent(f, local), extra, strconv.FormatFloat(fs, 'f', 1, 64))
+	}
+
+	// Edges come from the stacks before ReduceProfile: recursion yields
+	// self-edges and repeated edges, as in jeprof.
+	edges := map[[2]string]float64{}
+	for _, k := range sortedKeys(m.raw) {
+		n := m.raw[k]
+		tr := m.translate(k)
+		for i := 1; i < len(tr); i++ {
+			src, dst := tr[i], tr[i-1]
+			if _, ok := node[src]; !ok {
+				continue
+			}
+			if _, ok := node[dst]; !ok {
+				continue
+			}
+			edges[[2]string{src, dst}] += n
+		}
+	}
+	sorted := make([]dotEdge, 0, len(edges))
+	for e, v := range edges {
+		sorted = append(sorted, dotEdge{e[0], e[1], v})
+	}
+	sort.Slice(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if a.v != b.v {
+			return a.v > b.v
+		}
+		if node[a.src] != node[b.src] {
+			return node[a.src] < node[b.src]
+		}
+		return node[a.dst] < node[b.dst]
+	})
+
+	indeg, outdeg := map[string]int{}, map[string]int{}
+	for _, e := range sorted {
+		keep := true
+		switch {
+		case indeg[e.dst] == 0:
+			// Keep the first edge into a node so it stays reachable.
+		case math.Abs(e.v) <= edgeLimit:
+			keep = false
+		case outdeg[e.src] >= opt.MaxDegree || indeg[e.dst] >= opt.MaxDegree:
+			keep = false
+		}
+		if !keep {
+			continue
+		}
+		outdeg[e.src]++
+		indeg[e.dst]++
+		fraction := 0.0
+		if local != 0 {
+			fraction = math.Abs(3 * (e.v / local))
+		}
+		if fraction > 1 {
+			fraction = 1
+		}
+		weight := math.Pow(math.Abs(e.v), 0.7)
+		if weight > 100000 {
+			weight = 100000
+		}
+		style := fmt.Sprintf("setlinewidth(%f)", fraction*2)
+		if strings.Contains(e.dst, "(inline)") {
+			style += ",dashed"
+		}
+		fmt.Fprintf(bw, "N%d -> N%d [label=%s, weight=%d, style=\"%s\"];\n",
+			node[e.src], node[e.dst], m.unparse(e.v), int64(weight), style)
+	}
+	bw.WriteString("}\n")
+	return bw.Flush()
+}
+
+// dotLabelName splits a node name into label lines the way PrintDot does:
+// whitespace runs and "::" become "\n".
+func dotLabelName(s string) string {
+	s = perlSpaceRE.ReplaceAllString(s, "\\n")
+	return strings.ReplaceAll(s, "::", "\\n")
+}
+
+// perlSpaceRE is Perl's \s+ on ASCII text (RE2's \s lacks \v).
+var perlSpaceRE = regexp.MustCompile(`[ \t\n\r\f\v]+`)

@@ -1,0 +1,478 @@
+package heapprof
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// Options controls rendering. The zero value is not useful; start from
+// DefaultOptions, which holds jeprof's defaults.
+type Options struct {
+	// Program is the binary path as jeprof prints it in the title and
+	// legend: exactly the argument the user gave jeprof, not made absolute.
+	Program string
+	// NodeCount, NodeFraction, EdgeFraction and MaxDegree are jeprof's
+	// --nodecount, --nodefraction, --edgefraction and --maxdegree.
+	NodeCount    int
+	NodeFraction float64
+	EdgeFraction float64
+	MaxDegree    int
+	// Base, when set, is subtracted stack by stack (jeprof --base). It must
+	// be symbolized like the profile itself.
+	Base *profile.Profile
+	// SampleType selects the value to render by its type name
+	// ("inuse_space", "inuse_objects", ...). Empty means the profile's
+	// DefaultSampleType, or its last sample type (jeprof's inuse_space for
+	// heap_v2).
+	SampleType string
+}
+
+// DefaultOptions returns jeprof's defaults: --nodecount=80
+// --nodefraction=0.005 --edgefraction=0.001 --maxdegree=8.
+func DefaultOptions() Options {
+	return Options{NodeCount: 80, NodeFraction: 0.005, EdgeFraction: 0.001, MaxDegree: 8}
+}
+
+// ErrNoNodes is returned by WriteDOT when every node falls below the node
+// limit; jeprof prints "No nodes to print" and exits 1 in that case. Nothing
+// has been written when it is returned.
+var ErrNoNodes = errors.New("heapprof: no nodes to print")
+
+// frame is one entry of jeprof's symbol list for a PC: the short name used
+// for nodes and the full name used to disambiguate equal short names.
+type frame struct {
+	short, full string
+}
+
+// symtab holds, per location key, jeprof's symbol list for that PC: the
+// containing function first, inlined callees after it (jeprof's order, the
+// reverse of pprof's Location.Line).
+type symtab map[string][]frame
+
+// valueKind says how a sample value is printed.
+type valueKind int
+
+const (
+	kindBytes   valueKind = iota // MB with one decimal
+	kindObjects                  // integer count
+)
+
+// stackProfile maps a stack key (location keys joined by '\n', leaf first,
+// like jeprof's profile hash) to its value.
+type stackProfile map[string]float64
+
+// model is everything jeprof's FilterAndPrint computes before printing.
+type model struct {
+	kind       valueKind
+	total      float64 // TotalProfile of the (base-subtracted) raw profile
+	syms       symtab
+	raw        stackProfile // after RemoveUninterestingFrames
+	flat, cum  map[string]float64
+	localTotal float64
+	shortMap   map[string]string // FillFullnameToShortnameMap
+	runIDs     map[string]int    // ShortIdFor
+}
+
+func buildModel(p *profile.Profile, opt Options) (*model, error) {
+	if p == nil {
+		return nil, errors.New("heapprof: nil profile")
+	}
+	idx, kind, err := sampleIndex(p, opt.SampleType)
+	if err != nil {
+		return nil, err
+	}
+	m := &model{kind: kind, syms: symtab{}, runIDs: map[string]int{}}
+	prof := m.collect(p, idx)
+	if opt.Base != nil {
+		bidx, _, err := sampleIndex(opt.Base, p.SampleType[idx].Type)
+		if err != nil {
+			return nil, fmt.Errorf("base profile: %w", err)
+		}
+		prof = subtract(prof, m.collect(opt.Base, bidx))
+	}
+	m.total = totalOf(prof)
+	m.raw = m.removeUninteresting(prof)
+	m.shortMap = fullnameToShortname(m.syms)
+	reduced := m.reduce(m.raw)
+	m.flat, m.cum = flatAndCumulative(reduced)
+	m.localTotal = totalOf(m.flat)
+	return m, nil
+}
+
+// sampleIndex picks the value index to render and how to print it.
+func sampleIndex(p *profile.Profile, name string) (int, valueKind, error) {
+	if len(p.SampleType) == 0 {
+		return 0, 0, errors.New("heapprof: profile has no sample types")
+	}
+	if name == "" {
+		name = p.DefaultSampleType
+	}
+	idx := len(p.SampleType) - 1
+	if name != "" {
+		idx = -1
+		for i, st := range p.SampleType {
+			if st.Type == name {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			return 0, 0, fmt.Errorf("heapprof: profile has no sample type %q", name)
+		}
+	}
+	kind := kindObjects
+	if p.SampleType[idx].Unit == "bytes" {
+		kind = kindBytes
+	}
+	return idx, kind, nil
+}
+
+// collect turns p's samples into jeprof's raw profile hash and records the
+// symbols of its locations.
+func (m *model) collect(p *profile.Profile, idx int) stackProfile {
+	out := stackProfile{}
+	keys := make(map[*profile.Location]string, len(p.Location))
+	typ := p.SampleType[idx].Type
+	var sb strings.Builder
+	for _, s := range p.Sample {
+		if len(s.Value) <= idx {
+			continue
+		}
+		sb.Reset()
+		for i, loc := range s.Location {
+			k, ok := keys[loc]
+			if !ok {
+				k = locationKey(loc)
+				keys[loc] = k
+				if _, seen := m.syms[k]; !seen {
+					m.syms[k] = jeprofFrames(loc)
+				}
+			}
+			if i > 0 {
+				sb.WriteByte('\n')
+			}
+			sb.WriteString(k)
+		}
+		out[sb.String()] += sampleValue(p, s, idx, typ)
+	}
+	return out
+}
+
+// sampleValue returns the value jeprof computes for a sample: for heap_v2
+// input the unrounded AdjustSamples estimate recomputed from the raw counts
+// Parse kept, otherwise the value itself.
+func sampleValue(p *profile.Profile, s *profile.Sample, idx int, typ string) float64 {
+	n, okN := s.NumLabel[LabelSampledObjects]
+	b, okB := s.NumLabel[LabelSampledBytes]
+	if okN && okB && len(n) == 1 && len(b) == 1 && p.Period > 0 {
+		objects, bytes := AdjustSamples(p.Period, n[0], b[0])
+		switch typ {
+		case "inuse_objects":
+			return objects
+		case "inuse_space":
+			return bytes
+		}
+	}
+	return float64(s.Value[idx])
+}
+
+// locationKey is jeprof's key for a PC: 16 hex digits, no "0x". Locations
+// without an address (some symbolized protobufs) are keyed by their ID so
+// distinct frames stay distinct.
+func locationKey(loc *profile.Location) string {
+	if loc.Address == 0 && loc.ID != 0 {
+		return "L" + strconv.FormatUint(loc.ID, 10)
+	}
+	return fmt.Sprintf("%016x", loc.Address)
+}
+
+// jeprofFrames turns a symbolized location into jeprof's symbol list
+// (containing function first), applying MapToSymbols's nm rules; see the
+// contract in symbolizer.go. It returns nil for an unsymbolized location.
+func jeprofFrames(loc *profile.Location) []frame {
+	if len(loc.Line) == 0 {
+		return nil
+	}
+	nmFull := ""
+	if f := loc.Line[len(loc.Line)-1].Function; f != nil {
+		nmFull = f.SystemName
+	}
+	out := make([]frame, 0, len(loc.Line))
+	for j := len(loc.Line) - 1; j >= 0; j-- {
+		name := "??"
+		if f := loc.Line[j].Function; f != nil && f.Name != "" {
+			name = f.Name
+		}
+		fr := frame{short: ShortFunctionName(name), full: name}
+		if nmFull != "" && (name == "??" || strings.HasPrefix(nmFull, fr.short)) {
+			fr = frame{short: ShortFunctionName(nmFull), full: nmFull}
+		}
+		out = append(out, fr)
+	}
+	return out
+}
+
+var (
+	argsRE      = regexp.MustCompile(`\([^()]*\)(\s*const)?`)
+	templateRE  = regexp.MustCompile(`<[^<>]*>`)
+	leadTypeRE  = regexp.MustCompile(`^.*\s+(\w+::)`)
+	fullAddrRE  = regexp.MustCompile(`<[0-9a-fA-F]+>$`)
+	fullAddr0RE = regexp.MustCompile(`<0*([^>]*)>$`)
+	callbackRE  = regexp.MustCompile(`Callback.*::Run$`)
+)
+
+// ShortFunctionName is jeprof's ShortFunctionName: it strips argument lists
+// (with a trailing const), template arguments and a leading return type.
+func ShortFunctionName(name string) string {
+	for {
+		next := argsRE.ReplaceAllString(name, "")
+		if next == name {
+			break
+		}
+		name = next
+	}
+	for {
+		next := templateRE.ReplaceAllString(name, "")
+		if next == name {
+			break
+		}
+		name = next
+	}
+	// Perl's s/^.*\s+(\w+::)/$1/ is greedy: it keeps the last "word::"
+	// preceded by whitespace; Go's RE2 leftmost-first greedy .* matches the
+	// same span.
+	return leadTypeRE.ReplaceAllString(name, "$1")
+}
+
+// skipFrames are the allocator entry points jeprof's
+// RemoveUninterestingFrames cuts heap stacks at (and their "_" variants).
+var skipFrames = func() map[string]bool {
+	names := []string{"calloc", "cfree", "malloc", "newImpl", "void* newImpl", "free",
+		"memalign", "posix_memalign", "aligned_alloc", "pvalloc", "valloc", "realloc",
+		"mallocx", "rallocx", "xallocx", "dallocx", "sdallocx", "sdallocx_noflags",
+		"tc_calloc", "tc_cfree", "tc_malloc", "tc_free", "tc_memalign", "tc_posix_memalign",
+		"tc_pvalloc", "tc_valloc", "tc_realloc", "tc_new", "tc_delete", "tc_newarray",
+		"tc_deletearray", "tc_new_nothrow", "tc_newarray_nothrow", "do_malloc",
+		"::do_malloc", "::do_malloc_or_cpp_alloc", "DoSampledAllocation",
+		"simple_alloc::allocate", "__malloc_alloc_template::allocate", "__builtin_delete",
+		"__builtin_new", "__builtin_vec_delete", "__builtin_vec_new", "operator new",
+		"operator new[]", "malloc_zone_malloc", "malloc_zone_calloc", "malloc_zone_valloc",
+		"malloc_zone_realloc", "malloc_zone_memalign", "malloc_zone_free",
+		"__start_google_malloc", "__stop_google_malloc", "__start_malloc_hook",
+		"__stop_malloc_hook"}
+	m := make(map[string]bool, 2*len(names))
+	for _, n := range names {
+		m[n] = true
+		m["_"+n] = true
+	}
+	return m
+}()
+
+var skipRE = regexp.MustCompile(`TCMalloc|^tcmalloc::`)
+
+// removeUninteresting drops, from each stack, every frame up to and
+// including the last allocator entry point (jeprof keys this on the short
+// name of the PC's containing function, before any "@addr" renaming).
+func (m *model) removeUninteresting(prof stackProfile) stackProfile {
+	out := make(stackProfile, len(prof))
+	for k, v := range prof {
+		keys := strings.Split(k, "\n")
+		start := 0
+		for i, a := range keys {
+			if fr := m.syms[a]; len(fr) > 0 {
+				f := fr[0].short
+				if skipFrames[f] || skipRE.MatchString(f) {
+					start = i + 1
+				}
+			}
+		}
+		out[strings.Join(keys[start:], "\n")] += v
+	}
+	return out
+}
+
+// fullnameToShortname is FillFullnameToShortnameMap: a containing
+// function's short name that stands for several nm-tagged full names
+// ("name<addr>") becomes "short@addr" for each of them.
+func fullnameToShortname(syms symtab) map[string]string {
+	once := map[string]string{}
+	multi := map[string]bool{}
+	for _, fr := range syms {
+		if len(fr) == 0 || !fullAddrRE.MatchString(fr[0].full) {
+			continue
+		}
+		short, full := fr[0].short, fr[0].full
+		if prev, ok := once[short]; ok && prev != full {
+			multi[short] = true
+		} else {
+			once[short] = full
+		}
+	}
+	out := map[string]string{}
+	for _, fr := range syms {
+		if len(fr) == 0 || !multi[fr[0].short] {
+			continue
+		}
+		if sm := fullAddr0RE.FindStringSubmatch(fr[0].full); sm != nil {
+			out[fr[0].full] = fr[0].short + "@" + sm[1]
+		}
+	}
+	return out
+}
+
+// translate is jeprof's TranslateStack at function granularity: the node
+// names of a stack, callee first, inlined frames as their own "(inline)"
+// entries.
+func (m *model) translate(k string) []string {
+	if k == "" {
+		return nil
+	}
+	keys := strings.Split(k, "\n")
+	out := make([]string, 0, len(keys))
+	for i, a := range keys {
+		// jeprof drops addresses above 0x7fffffffffffffff ("fake entries").
+		if len(a) > 8 && a > "7fffffffffffffff" && a[0] != 'L' {
+			continue
+		}
+		fr := m.syms[a]
+		if len(fr) == 0 {
+			fr = []frame{{short: a, full: a}}
+		}
+		for j := len(fr) - 1; j >= 0; j-- {
+			name := fr[j].short
+			if s, ok := m.shortMap[fr[j].full]; ok {
+				name = s
+			}
+			if j > 0 {
+				name += " (inline)"
+			}
+			if callbackRE.MatchString(name) {
+				caller := "0"
+				if i > 0 {
+					caller = keys[i-1]
+				}
+				name = "Run#" + strconv.Itoa(m.shortID(caller))
+			}
+			if name == "??" {
+				name = a
+			}
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func (m *model) shortID(key string) int {
+	id, ok := m.runIDs[key]
+	if !ok {
+		id = len(m.runIDs) + 1
+		m.runIDs[key] = id
+	}
+	return id
+}
+
+// reduce is ReduceProfile: translate every stack and keep only the first
+// occurrence of each name so recursion is not counted twice.
+func (m *model) reduce(prof stackProfile) stackProfile {
+	out := make(stackProfile, len(prof))
+	for _, k := range sortedKeys(prof) {
+		names := m.translate(k)
+		seen := make(map[string]bool, len(names))
+		path := names[:0]
+		for _, n := range names {
+			if n == "" || seen[n] {
+				continue
+			}
+			seen[n] = true
+			path = append(path, n)
+		}
+		out[strings.Join(path, "\n")] += prof[k]
+	}
+	return out
+}
+
+func flatAndCumulative(reduced stackProfile) (flat, cum map[string]float64) {
+	flat, cum = map[string]float64{}, map[string]float64{}
+	for _, k := range sortedKeys(reduced) {
+		if k == "" {
+			continue
+		}
+		v := reduced[k]
+		names := strings.Split(k, "\n")
+		flat[names[0]] += v
+		for _, n := range names {
+			cum[n] += v
+		}
+	}
+	return flat, cum
+}
+
+// subtract is SubtractProfile without --drop_negative.
+func subtract(a, b stackProfile) stackProfile {
+	out := make(stackProfile, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v - b[k]
+	}
+	for k, v := range b {
+		if _, ok := a[k]; !ok {
+			out[k] = -v
+		}
+	}
+	return out
+}
+
+// totalOf sums values in key order so repeated runs print the same digits.
+func totalOf[M ~map[string]float64](m M) float64 {
+	t := 0.0
+	for _, k := range sortedKeys(m) {
+		t += m[k]
+	}
+	return t
+}
+
+func sortedKeys[M ~map[string]float64](m M) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// unparse is jeprof's Unparse for heap profiles.
+func (m *model) unparse(v float64) string {
+	if m.kind == kindObjects {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v/1048576.0, 'f', 1, 64)
+}
+
+func (m *model) units() string {
+	if m.kind == kindObjects {
+		return "objects"
+	}
+	return "MB"
+}
+
+// percent is jeprof's Percent.
+func percent(num, tot float64) string {
+	if tot != 0 {
+		return strconv.FormatFloat(num*100.0/tot, 'f', 1, 64) + "%"
+	}
+	switch {
+	case num == 0:
+		return "nan"
+	case num > 0:
+		return "+inf"
+	}
+	return "-inf"
+}
+
+// perlInt is Perl's int(): truncation toward zero.
+func perlInt(f float64) float64 { return math.Trunc(f) }

@@ -1,0 +1,408 @@
+package heapprof
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+// The tests compile the C/C++ programs in testdata/progs, run them under
+// jemalloc's profiler to get real heap_v2 dumps, and compare our output
+// with the real jeprof run on the same binary and dump.
+
+// progSpec describes one test program and how to build and run it.
+type progSpec struct {
+	name     string
+	src      string
+	cxx      bool
+	opt      string // optimization flag
+	lgSample int    // MALLOC_CONF lg_prof_sample
+	dumps    int    // number of profiles the program writes
+	shlib    bool   // links against libshapes.so
+}
+
+var progSpecs = []progSpec{
+	{name: "shallow", src: "shallow.c", opt: "-O0", lgSample: 10, dumps: 1},
+	{name: "deep", src: "deep.c", opt: "-O0", lgSample: 12, dumps: 1},
+	{name: "inline", src: "inline.cc", cxx: true, opt: "-O2", lgSample: 11, dumps: 1},
+	{name: "templates", src: "templates.cc", cxx: true, opt: "-O0", lgSample: 10, dumps: 1},
+	{name: "shlib", src: "shlib.c", opt: "-O0", lgSample: 12, dumps: 1, shlib: true},
+	{name: "growth", src: "growth.c", opt: "-O0", lgSample: 12, dumps: 2},
+	{name: "wide", src: "wide.c", opt: "-O0", lgSample: 9, dumps: 1},
+}
+
+// builtProg is a compiled program and the profiles it dumped.
+type builtProg struct {
+	bin      string
+	profiles []string
+}
+
+// progs is filled once by TestMain (test-only state).
+var (
+	progs     = map[string]builtProg{}
+	progsErr  error
+	progsRoot string
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "heapprof-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	progsRoot = dir
+	progsErr = buildProgs(dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func run(ctx context.Context, env []string, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, stderr.String())
+	}
+	return out, nil
+}
+
+func buildProgs(dir string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	src, err := filepath.Abs("../testdata/progs")
+	if err != nil {
+		return err
+	}
+	lib := filepath.Join(dir, "libshapes.so")
+	if _, err := run(ctx, nil, "gcc", "-g", "-O0", "-shared", "-fPIC", "-o", lib,
+		filepath.Join(src, "libshapes.c")); err != nil {
+		return err
+	}
+	for _, ps := range progSpecs {
+		bin := filepath.Join(dir, ps.name)
+		cc := "gcc"
+		if ps.cxx {
+			cc = "g++"
+		}
+		args := []string{"-g", ps.opt, "-I", src, "-o", bin, filepath.Join(src, ps.src)}
+		if ps.shlib {
+			args = append(args, "-L", dir, "-lshapes", "-Wl,-rpath,"+dir)
+		}
+		args = append(args, "-ljemalloc")
+		if _, err := run(ctx, nil, cc, args...); err != nil {
+			return err
+		}
+		bp := builtProg{bin: bin}
+		for i := 0; i < ps.dumps; i++ {
+			bp.profiles = append(bp.profiles, filepath.Join(dir, fmt.Sprintf("%s.%d.heap", ps.name, i)))
+		}
+		env := []string{fmt.Sprintf("MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:%d", ps.lgSample)}
+		if _, err := run(ctx, env, bin, bp.profiles...); err != nil {
+			return err
+		}
+		progs[ps.name] = bp
+	}
+	return nil
+}
+
+func prog(t testing.TB, name string) builtProg {
+	t.Helper()
+	if progsErr != nil {
+		t.Fatalf("building test programs: %v", progsErr)
+	}
+	bp, ok := progs[name]
+	if !ok {
+		t.Fatalf("no test program %q", name)
+	}
+	return bp
+}
+
+// jeprofCtx bounds each jeprof run.
+func jeprofCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// rawSymbolizer is a test-only Symbolizer built from jeprof's own
+// symbolization: `jeprof --raw` prints, per PC, the full names jeprof
+// resolved (containing function first, inlined callees after, joined by
+// "--"), nm-derived names ending in "<address>". It translates them into
+// the contract of symbolizer.go so the renderer can be tested on its own.
+type rawSymbolizer struct {
+	syms map[uint64][]string
+}
+
+func newRawSymbolizer(t testing.TB, args ...string) *rawSymbolizer {
+	t.Helper()
+	// jeprof --raw exits non-zero after printing the symbol section
+	// ("can only dump remote profiles"); the section is what we need.
+	out, _ := run(jeprofCtx(t), nil, "jeprof", append([]string{"--raw"}, args...)...)
+	rs := &rawSymbolizer{syms: map[uint64][]string{}}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	in := false
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "--- symbol":
+			in = true
+		case line == "---":
+			in = false
+		case in && strings.HasPrefix(line, "0x"):
+			addr, names, ok := strings.Cut(line, " ")
+			if !ok {
+				continue
+			}
+			a, err := strconv.ParseUint(addr[2:], 16, 64)
+			if err != nil {
+				t.Fatalf("jeprof --raw: bad address in %q", line)
+			}
+			rs.syms[a] = strings.Split(names, "--")
+		}
+	}
+	if len(rs.syms) == 0 {
+		t.Fatalf("jeprof --raw %v printed no symbols:\n%s", args, out)
+	}
+	return rs
+}
+
+var nmSuffixRE = regexp.MustCompile(`<[0-9a-fA-F]+>$`)
+
+func (rs *rawSymbolizer) Symbolize(_ context.Context, p *profile.Profile) error {
+	funcs := map[[2]string]*profile.Function{}
+	fn := func(name, sys string) *profile.Function {
+		k := [2]string{name, sys}
+		if f := funcs[k]; f != nil {
+			return f
+		}
+		f := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: sys}
+		funcs[k] = f
+		p.Function = append(p.Function, f)
+		return f
+	}
+	for _, loc := range p.Location {
+		names, ok := rs.syms[loc.Address]
+		if !ok {
+			continue
+		}
+		// jeprof applied one nm symbol to all frames of a PC; recover it.
+		nm := ""
+		for _, n := range names {
+			if nmSuffixRE.MatchString(n) {
+				nm = n
+			}
+		}
+		loc.Line = loc.Line[:0]
+		for i := len(names) - 1; i >= 0; i-- {
+			name := names[i]
+			if nmSuffixRE.MatchString(name) {
+				// Any addr2line name whose short form prefixes the nm
+				// name gives this result; the nm name without its
+				// address is one.
+				name = nmSuffixRE.ReplaceAllString(name, "")
+			}
+			sys := ""
+			if i == 0 {
+				sys = nm
+			}
+			loc.Line = append(loc.Line, profile.Line{Function: fn(name, sys)})
+		}
+	}
+	return nil
+}
+
+func parseFile(t testing.TB, path string) *profile.Profile {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Parse(data)
+	if err != nil {
+		t.Fatalf("Parse(%s): %v", path, err)
+	}
+	return p
+}
+
+// dotCase is one jeprof invocation to reproduce.
+type dotCase struct {
+	name  string
+	prog  string
+	flags []string                       // extra jeprof flags
+	opt   func(o *Options, bp builtProg) // the same settings for us
+	base  bool                           // profile 1 with profile 0 as --base
+}
+
+var dotCases = []dotCase{
+	{name: "shallow", prog: "shallow"},
+	{name: "deep", prog: "deep"},
+	{name: "inline", prog: "inline"},
+	{name: "templates", prog: "templates"},
+	{name: "shlib", prog: "shlib"},
+	{name: "growth0", prog: "growth"},
+	{name: "wide", prog: "wide"},
+	{name: "wide_nodecount10", prog: "wide", flags: []string{"--nodecount=10"},
+		opt: func(o *Options, _ builtProg) { o.NodeCount = 10 }},
+	{name: "wide_fractions", prog: "wide", flags: []string{"--nodefraction=0.02", "--edgefraction=0.01"},
+		opt: func(o *Options, _ builtProg) { o.NodeFraction, o.EdgeFraction = 0.02, 0.01 }},
+	{name: "wide_maxdegree3", prog: "wide", flags: []string{"--maxdegree=3"},
+		opt: func(o *Options, _ builtProg) { o.MaxDegree = 3 }},
+	{name: "deep_objects", prog: "deep", flags: []string{"--inuse_objects"},
+		opt: func(o *Options, _ builtProg) { o.SampleType = "inuse_objects" }},
+	{name: "growth_base", prog: "growth", base: true},
+}
+
+// setup parses and symbolizes the case's profile(s) and returns the
+// jeprof arguments after the output flag.
+func (c dotCase) setup(t *testing.T) (*profile.Profile, Options, []string) {
+	bp := prog(t, c.prog)
+	opt := DefaultOptions()
+	opt.Program = bp.bin
+	if c.opt != nil {
+		c.opt(&opt, bp)
+	}
+	args := append([]string{}, c.flags...)
+	target := bp.profiles[0]
+	if c.base {
+		target = bp.profiles[1]
+		args = append(args, "--base="+bp.profiles[0])
+	}
+	args = append(args, bp.bin, target)
+	rs := newRawSymbolizer(t, args...)
+	p := parseFile(t, target)
+	if err := rs.Symbolize(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if c.base {
+		opt.Base = parseFile(t, bp.profiles[0])
+		if err := rs.Symbolize(context.Background(), opt.Base); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p, opt, args
+}
+
+func TestWriteDOTMatchesJeprof(t *testing.T) {
+	for _, c := range dotCases {
+		t.Run(c.name, func(t *testing.T) {
+			p, opt, args := c.setup(t)
+			want, err := run(jeprofCtx(t), nil, "jeprof", append([]string{"--dot"}, args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := WriteDOT(&got, p, opt); err != nil {
+				t.Fatalf("WriteDOT: %v", err)
+			}
+			compareDOT(t, got.String(), string(want))
+			checkDotAccepts(t, got.Bytes())
+		})
+	}
+}
+
+func TestWriteTextMatchesJeprof(t *testing.T) {
+	for _, c := range dotCases {
+		t.Run(c.name, func(t *testing.T) {
+			p, opt, args := c.setup(t)
+			want, err := run(jeprofCtx(t), nil, "jeprof", append([]string{"--text"}, args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := WriteText(&got, p, opt); err != nil {
+				t.Fatalf("WriteText: %v", err)
+			}
+			if got.String() != string(want) {
+				t.Errorf("WriteText differs from jeprof --text %s\n%s", strings.Join(args, " "), lineDiff(got.String(), string(want)))
+			}
+		})
+	}
+}
+
+var edgeLineRE = regexp.MustCompile(`^N\d+ -> N\d+ \[label=([-0-9.]+),`)
+
+// compareDOT requires byte equality, except that edges jeprof prints in
+// Perl's random hash order (equal weights) may come in another order; then
+// the edge lines must still be the same set and ours in descending weight.
+func compareDOT(t *testing.T, got, want string) {
+	t.Helper()
+	if got == want {
+		return
+	}
+	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+	split := func(lines []string) (other, edges []string) {
+		for _, l := range lines {
+			if edgeLineRE.MatchString(l) {
+				edges = append(edges, l)
+			} else {
+				other = append(other, l)
+			}
+		}
+		return other, edges
+	}
+	go1, ge := split(gl)
+	wo1, we := split(wl)
+	if strings.Join(go1, "\n") != strings.Join(wo1, "\n") {
+		t.Fatalf("DOT differs from jeprof (non-edge lines):\n%s", lineDiff(got, want))
+	}
+	sort.Strings(ge)
+	sort.Strings(we)
+	if strings.Join(ge, "\n") != strings.Join(we, "\n") {
+		t.Fatalf("DOT edges differ from jeprof:\n%s", lineDiff(got, want))
+	}
+	t.Logf("DOT equal to jeprof up to the order of equal-weight edges")
+}
+
+// lineDiff shows the first differing lines.
+func lineDiff(got, want string) string {
+	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(gl) || i < len(wl); i++ {
+		var g, w string
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if g != w {
+			fmt.Fprintf(&b, "line %d:\n  got:  %s\n  want: %s\n", i+1, g, w)
+			if n++; n >= 8 {
+				break
+			}
+		}
+	}
+	return b.String()
+}
+
+// checkDotAccepts pipes a DOT graph through the real `dot -Tsvg`.
+func checkDotAccepts(t *testing.T, dot []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "dot", "-Tsvg")
+	cmd.Stdin = bytes.NewReader(dot)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || !bytes.Contains(out, []byte("</svg>")) {
+		t.Errorf("dot -Tsvg rejected our output: %v %s", err, stderr.String())
+	}
+}
