@@ -124,6 +124,7 @@ func wantUnsupported(t *testing.T, err error, kind Kind, op string) {
 	if !errors.As(err, &u) {
 		t.Fatalf("%s on %s: got %v, want *UnsupportedError", op, kind, err)
 	}
+	t.Log(err)
 	if u.Kind != kind || u.Op != op || u.Reason == "" || !strings.Contains(err.Error(), u.Reason) {
 		t.Fatalf("%s on %s: UnsupportedError %+v", op, kind, u)
 	}

@@ -14,17 +14,20 @@ type UnsupportedError struct {
 }
 
 func (e *UnsupportedError) Error() string {
-	return fmt.Sprintf("%s node cannot %s heap profiling: %s", e.Kind, opVerb(e.Op), e.Reason)
-}
-
-func opVerb(op string) string {
-	switch op {
+	var what string
+	switch e.Op {
+	case OpEnable:
+		what = "enable heap profiling"
+	case OpDisable:
+		what = "disable heap profiling"
 	case OpStatus:
-		return "report the status of"
+		what = "report whether heap profiling is on"
 	case OpDump:
-		return "send a dump of"
+		what = "send its heap profile"
+	default:
+		what = e.Op
 	}
-	return op
+	return fmt.Sprintf("%s node cannot %s: %s", e.Kind, what, e.Reason)
 }
 
 // NodeError is a failed call to a node: it names the node, its address, the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"syscall"
 	"time"
@@ -92,7 +93,7 @@ func (c *caller) do(ctx context.Context, n Node, op, method, path string, body [
 		return answer{}, &NodeError{Node: n, Op: op, Err: fmt.Errorf("%s %s: reading answer: %w", method, path, c.cause(ctx, err))}
 	}
 	if int64(len(data)) > c.maxBytes {
-		return answer{}, &NodeError{Node: n, Op: op, Err: fmt.Errorf("%s %s: %w: answer larger than %d bytes", method, path, ErrTooLarge, c.maxBytes)}
+		return answer{}, &NodeError{Node: n, Op: op, Err: fmt.Errorf("%s %s: %w (limit %d bytes)", method, path, ErrTooLarge, c.maxBytes)}
 	}
 	return answer{status: resp.StatusCode, body: data}, nil
 }
@@ -120,11 +121,18 @@ func (e *timeoutError) Unwrap() []error { return []error{ErrTimeout, e.err} }
 
 // cause turns a transport error into one that says plainly what happened.
 func (c *caller) cause(ctx context.Context, err error) error {
+	// url.Error repeats method and URL, which the caller already names.
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		err = uerr.Err
+	}
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 		return &timeoutError{after: c.timeout, err: err}
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return fmt.Errorf("connection refused (is the node up and is the port its HTTP port?): %w", err)
+		return fmt.Errorf("connection refused (is the node up, and is that its HTTP port?): %w", err)
+	case strings.Contains(err.Error(), "malformed HTTP"):
+		return fmt.Errorf("the answer is not HTTP (is that the node's HTTP port?): %w", err)
 	}
 	return err
 }
