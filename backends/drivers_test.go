@@ -188,6 +188,9 @@ func TestJemallocKinds(t *testing.T) {
 				}
 			} else {
 				wantUnsupported(t, err, tc.kind, OpEnable)
+				if ForwardToFE(err) != (tc.kind == StarRocks) {
+					t.Errorf("ForwardToFE(%v) = %v", err, ForwardToFE(err))
+				}
 				if !strings.Contains(err.Error(), tc.toggleMessage) {
 					t.Errorf("Enable error %q does not mention %q", err, tc.toggleMessage)
 				}

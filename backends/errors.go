@@ -1,6 +1,7 @@
 package backends
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 )
@@ -57,3 +58,15 @@ func (e *NodeNotFoundError) Error() string {
 }
 
 func (e *NodeNotFoundError) Unwrap() error { return e.DiscoverErr }
+
+// ForwardToFE reports whether err is a StarRocks BE/CN's missing HTTP switch
+// for prof.active: on StarRocks 3.1.6+ the upstream FE's own ADMIN EXECUTE
+// does that operation, so a proxy in front of a StarRocks FE can forward the
+// statement instead of failing.
+func ForwardToFE(err error) bool {
+	var u *UnsupportedError
+	if !errors.As(err, &u) || u.Kind != StarRocks {
+		return false
+	}
+	return u.Op == OpEnable || u.Op == OpDisable || u.Op == OpStatus
+}
