@@ -32,7 +32,7 @@ type caller struct {
 
 func newCaller(client *http.Client, timeout time.Duration, maxBytes int64) *caller {
 	if client == nil {
-		client = &http.Client{}
+		client = defaultClient()
 	}
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -41,6 +41,22 @@ func newCaller(client *http.Client, timeout time.Duration, maxBytes int64) *call
 		maxBytes = DefaultMaxResponseBytes
 	}
 	return &caller{client: client, timeout: timeout, maxBytes: maxBytes}
+}
+
+// defaultClient talks to nodes directly: no proxy from the environment
+// (a node address is not meant for an HTTP proxy) and no redirects (a
+// redirect would contact an address nobody registered); a 3xx answer is
+// returned as it is, and reported as an error status.
+func defaultClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil
+	t.MaxResponseHeaderBytes = 64 << 10
+	return &http.Client{
+		Transport: t,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
 }
 
 // answer is a node's HTTP answer, read in full (within the size limit).

@@ -27,7 +27,9 @@ type Options struct {
 	Timeout time.Duration
 	// MaxResponseBytes bounds each answer read (DefaultMaxResponseBytes).
 	MaxResponseBytes int64
-	// HTTPClient is used for all calls; nil means a fresh http.Client.
+	// HTTPClient is used for all calls; nil means a client that uses no
+	// proxy and follows no redirects, so only registered addresses are
+	// contacted.
 	HTTPClient *http.Client
 	// Discoverer, if set, is asked on Refresh and on unknown ids.
 	Discoverer Discoverer

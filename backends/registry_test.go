@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -363,5 +364,64 @@ func TestConcurrentDumpsShared(t *testing.T) {
 	}
 	if n := requestCount(t, node.BaseURL(), "/pprof/heap"); n != 2 {
 		t.Fatalf("node saw %d dump requests, want 2", n)
+	}
+}
+
+// TestUnsupportedByAnswer: products that lack a route answer 404/410; the
+// drivers turn that into *UnsupportedError quoting the node. The "old
+// product" here is a real Go service, which has none of these routes.
+func TestUnsupportedByAnswer(t *testing.T) {
+	ghost, gport := startGonode(t)
+	ctx := context.Background()
+	tests := []struct {
+		kind Kind
+		op   string
+		call func(*Registry, Node) error
+		want string
+	}{
+		{GreptimeDB, OpEnable, func(r *Registry, n Node) error { return r.Enable(ctx, n) }, "only POST /debug/prof/mem"},
+		{GreptimeDB, OpDisable, func(r *Registry, n Node) error { return r.Disable(ctx, n) }, "only POST /debug/prof/mem"},
+		{GreptimeDB, OpStatus, func(r *Registry, n Node) error { _, err := r.Status(ctx, n); return err }, "only POST /debug/prof/mem"},
+		{Doris, OpEnable, func(r *Registry, n Node) error { return r.Enable(ctx, n) }, "no /jeheap/active"},
+		{TiKV, OpEnable, func(r *Registry, n Node) error { return r.Enable(ctx, n) }, `the node answers "Unknown profile"`},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.kind)+"/"+tc.op, func(t *testing.T) {
+			n := Node{ID: 30001, Kind: tc.kind, Host: ghost, HTTPPort: gport}
+			reg := NewRegistry(Options{})
+			reg.Add(n)
+			err := tc.call(reg, n)
+			wantUnsupported(t, err, tc.kind, tc.op)
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q lacks %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestNoRedirects: a node that redirects elsewhere does not make heapproxy
+// contact an unregistered address.
+func TestNoRedirects(t *testing.T) {
+	var elsewhere atomic.Int32
+	target := serveRaw(t, func(c net.Conn) {
+		elsewhere.Add(1)
+		c.Close()
+	})
+	redirector := serveRaw(t, func(c net.Conn) {
+		buf := make([]byte, 4096)
+		_, _ = c.Read(buf)
+		_, _ = c.Write([]byte("HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:" + strconv.Itoa(target) +
+			"/pprof/heap\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+		c.Close()
+	})
+	n := Node{ID: 40001, Kind: StarRocks, Host: "127.0.0.1", HTTPPort: redirector}
+	reg := NewRegistry(Options{})
+	reg.Add(n)
+	_, err := reg.Dump(context.Background(), n)
+	if err == nil || !strings.Contains(err.Error(), "HTTP 302") {
+		t.Fatalf("Dump through a redirect = %v", err)
+	}
+	if c := elsewhere.Load(); c != 0 {
+		t.Fatalf("the redirect target was contacted %d times", c)
 	}
 }
