@@ -1,0 +1,581 @@
+package symbolize
+
+import (
+	"debug/dwarf"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// dwarfIndex answers addr2line's questions from one image's DWARF. Units
+// are decoded lazily, only those whose ranges hold a looked-up address.
+type dwarfIndex struct {
+	d     *dwarf.Data
+	cus   []cuRange // sorted by low
+	units map[dwarf.Offset]*unitInfo
+}
+
+// cuRange is one address range of a compilation unit.
+type cuRange struct {
+	low, high uint64
+	off       dwarf.Offset // offset of the unit's DW_TAG_compile_unit entry
+}
+
+// unitInfo is what BFD's comp_unit holds after scan_unit_for_symbols and
+// decode_line_info: the function table and the line sequences.
+type unitInfo struct {
+	funcs   []funcInfo
+	byLow   []funcLookup // funcs sorted by lowest address, with high watermark
+	seqs    []lineSeq
+	files   []string
+	nameOf  map[dwarf.Offset][]nameAttr // name-bearing attributes of subprogram DIEs
+	invalid bool
+}
+
+// funcInfo is a DW_TAG_subprogram, DW_TAG_entry_point or
+// DW_TAG_inlined_subroutine.
+type funcInfo struct {
+	ranges    [][2]uint64
+	name      string
+	isLinkage bool
+	caller    int32 // index of the enclosing function, for inlined ones; -1 if none
+	callFile  string
+	callLine  int
+}
+
+type funcLookup struct {
+	low, high uint64 // lowest address and high watermark (BFD's high_addr)
+	idx       int32
+}
+
+// nameAttr is one attribute that find_abstract_instance reads, in DIE order.
+type nameAttr struct {
+	attr dwarf.Attr
+	str  string
+	ref  dwarf.Offset
+}
+
+type lineSeq struct {
+	low  uint64
+	rows []lineRow // sorted by address; the last row ends the sequence
+}
+
+type lineRow struct {
+	addr uint64
+	file int32
+	line int32
+	end  bool
+}
+
+const attrMIPSLinkageName dwarf.Attr = 0x2007
+
+func newDwarfIndex(d *dwarf.Data, aranges []byte) (*dwarfIndex, error) {
+	x := &dwarfIndex{d: d, units: make(map[dwarf.Offset]*unitInfo)}
+	var err error
+	if len(aranges) > 0 {
+		x.cus, err = parseAranges(d, aranges)
+	}
+	if len(aranges) == 0 || err != nil {
+		x.cus, err = unitRanges(d)
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(x.cus, func(i, j int) bool { return x.cus[i].low < x.cus[j].low })
+	return x, nil
+}
+
+// parseAranges reads .debug_aranges, mapping each set's debug_info offset
+// (a unit header) to the offset of the unit's first entry.
+func parseAranges(d *dwarf.Data, b []byte) ([]cuRange, error) {
+	var out []cuRange
+	for off := 0; off < len(b); {
+		if len(b)-off < 4 {
+			return nil, errors.New("truncated .debug_aranges")
+		}
+		length := uint64(le32(b[off:]))
+		hdr := off + 4
+		dwarf64 := false
+		if length == 0xffffffff {
+			if len(b)-off < 12 {
+				return nil, errors.New("truncated .debug_aranges")
+			}
+			length = le64(b[off+4:])
+			hdr = off + 12
+			dwarf64 = true
+		}
+		end := hdr + int(length)
+		if length > uint64(len(b)) || end > len(b) || end < hdr {
+			return nil, errors.New("bad .debug_aranges length")
+		}
+		p := hdr + 2 // version
+		var infoOff uint64
+		if dwarf64 {
+			if p+8 > end {
+				return nil, errors.New("truncated .debug_aranges header")
+			}
+			infoOff = le64(b[p:])
+			p += 8
+		} else {
+			if p+4 > end {
+				return nil, errors.New("truncated .debug_aranges header")
+			}
+			infoOff = uint64(le32(b[p:]))
+			p += 4
+		}
+		if p+2 > end {
+			return nil, errors.New("truncated .debug_aranges header")
+		}
+		addrSize, segSize := int(b[p]), int(b[p+1])
+		p += 2
+		if addrSize != 8 && addrSize != 4 || segSize != 0 {
+			return nil, fmt.Errorf("unsupported .debug_aranges address size %d", addrSize)
+		}
+		// Tuples start at a multiple of twice the address size from the set.
+		tuple := 2 * addrSize
+		if rem := (p - off) % tuple; rem != 0 {
+			p += tuple - rem
+		}
+		dieOff, err := firstEntryOffset(d, dwarf.Offset(infoOff))
+		if err != nil {
+			return nil, err
+		}
+		for ; p+tuple <= end; p += tuple {
+			var a, n uint64
+			if addrSize == 8 {
+				a, n = le64(b[p:]), le64(b[p+8:])
+			} else {
+				a, n = uint64(le32(b[p:])), uint64(le32(b[p+4:]))
+			}
+			if a == 0 && n == 0 {
+				break
+			}
+			out = append(out, cuRange{low: a, high: a + n, off: dieOff})
+		}
+		off = end
+	}
+	return out, nil
+}
+
+// firstEntryOffset finds the compile-unit entry of the unit whose header is
+// at hdr by letting the reader decode the unit.
+func firstEntryOffset(d *dwarf.Data, hdr dwarf.Offset) (dwarf.Offset, error) {
+	// Header sizes: 11 (v2-4) or 12 (v5 compile unit) bytes in 32-bit DWARF.
+	for _, size := range []dwarf.Offset{11, 12, 23, 24} {
+		r := d.Reader()
+		r.Seek(hdr + size)
+		e, err := r.Next()
+		if err == nil && e != nil && e.Offset == hdr+size && (e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit) {
+			return e.Offset, nil
+		}
+	}
+	return 0, fmt.Errorf("no compile unit at .debug_info offset %#x", hdr)
+}
+
+// unitRanges reads every unit's entry and its ranges (no .debug_aranges).
+func unitRanges(d *dwarf.Data) ([]cuRange, error) {
+	var out []cuRange
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil {
+			return nil, fmt.Errorf("read compile units: %w", err)
+		}
+		if e == nil {
+			return out, nil
+		}
+		if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+			rs, err := d.Ranges(e)
+			if err != nil {
+				return nil, fmt.Errorf("ranges of unit at %#x: %w", e.Offset, err)
+			}
+			for _, rg := range rs {
+				out = append(out, cuRange{low: rg[0], high: rg[1], off: e.Offset})
+			}
+		}
+		r.SkipChildren()
+	}
+}
+
+// unitsFor returns the units whose ranges contain addr, in .debug_info order.
+func (x *dwarfIndex) unitsFor(addr uint64) []dwarf.Offset {
+	i := sort.Search(len(x.cus), func(i int) bool { return x.cus[i].low > addr })
+	var offs []dwarf.Offset
+	for j := i - 1; j >= 0; j-- {
+		c := x.cus[j]
+		if addr >= c.low && addr < c.high {
+			offs = append(offs, c.off)
+		}
+		// Ranges are short; stop after a generous window of earlier ones.
+		if i-j > 64 {
+			break
+		}
+	}
+	sort.Slice(offs, func(a, b int) bool { return offs[a] < offs[b] })
+	return offs
+}
+
+func (x *dwarfIndex) unit(off dwarf.Offset) (*unitInfo, error) {
+	if u, ok := x.units[off]; ok {
+		return u, nil
+	}
+	u, err := x.loadUnit(off)
+	if err != nil {
+		return nil, err
+	}
+	x.units[off] = u
+	return u, nil
+}
+
+// loadUnit decodes one unit: its line table and every function DIE.
+func (x *dwarfIndex) loadUnit(off dwarf.Offset) (*unitInfo, error) {
+	r := x.d.Reader()
+	r.Seek(off)
+	cu, err := r.Next()
+	if err != nil {
+		return nil, fmt.Errorf("read unit at %#x: %w", off, err)
+	}
+	if cu == nil {
+		return nil, fmt.Errorf("no unit at %#x", off)
+	}
+	u := &unitInfo{nameOf: make(map[dwarf.Offset][]nameAttr)}
+	if err := u.readLines(x.d, cu); err != nil {
+		return nil, fmt.Errorf("line table of unit at %#x: %w", off, err)
+	}
+	if !cu.Children {
+		return u, nil
+	}
+	type pendingName struct {
+		idx   int32
+		attrs []nameAttr
+	}
+	var pending []pendingName
+	stack := []int32{-1}
+	level := 0
+	for {
+		e, err := r.Next()
+		if err != nil {
+			return nil, fmt.Errorf("read unit at %#x: %w", off, err)
+		}
+		if e == nil {
+			break
+		}
+		if e.Tag == 0 {
+			level--
+			if level < 0 {
+				break
+			}
+			stack = stack[:level+1]
+			continue
+		}
+		stack[level] = -1
+		switch e.Tag {
+		case dwarf.TagSubprogram, dwarf.TagEntryPoint, dwarf.TagInlinedSubroutine:
+			f := funcInfo{caller: -1}
+			if e.Tag == dwarf.TagInlinedSubroutine {
+				for i := level - 1; i >= 0; i-- {
+					if stack[i] >= 0 {
+						f.caller = stack[i]
+						break
+					}
+				}
+			}
+			var attrs []nameAttr
+			var low, high uint64
+			var haveLow, haveHigh, highRel, haveRanges bool
+			for _, fld := range e.Field {
+				switch fld.Attr {
+				case dwarf.AttrName, dwarf.AttrLinkageName, attrMIPSLinkageName:
+					if s, ok := fld.Val.(string); ok {
+						attrs = append(attrs, nameAttr{attr: fld.Attr, str: s})
+					}
+				case dwarf.AttrAbstractOrigin, dwarf.AttrSpecification:
+					if ref, ok := fld.Val.(dwarf.Offset); ok {
+						attrs = append(attrs, nameAttr{attr: fld.Attr, ref: ref})
+					}
+				case dwarf.AttrCallFile:
+					if n, ok := fld.Val.(int64); ok {
+						f.callFile = u.fileName(n)
+					}
+				case dwarf.AttrCallLine:
+					if n, ok := fld.Val.(int64); ok {
+						f.callLine = int(n)
+					}
+				case dwarf.AttrLowpc:
+					low, haveLow = fld.Val.(uint64)
+				case dwarf.AttrHighpc:
+					switch v := fld.Val.(type) {
+					case uint64:
+						high, haveHigh = v, true
+					case int64:
+						high, haveHigh, highRel = uint64(v), true, true
+					}
+				case dwarf.AttrRanges:
+					haveRanges = true
+				}
+			}
+			if haveLow && haveHigh {
+				if highRel {
+					high += low
+				}
+				if high > low {
+					f.ranges = append(f.ranges, [2]uint64{low, high})
+				}
+			}
+			if haveRanges {
+				rs, err := x.d.Ranges(e)
+				if err == nil {
+					f.ranges = f.ranges[:0]
+					for _, rg := range rs {
+						if rg[1] > rg[0] {
+							f.ranges = append(f.ranges, rg)
+						}
+					}
+				}
+			}
+			idx := int32(len(u.funcs))
+			u.funcs = append(u.funcs, f)
+			u.nameOf[e.Offset] = attrs
+			pending = append(pending, pendingName{idx, attrs})
+			stack[level] = idx
+		}
+		if e.Children {
+			level++
+			stack = append(stack, -1)
+		}
+	}
+	for _, p := range pending {
+		f := &u.funcs[p.idx]
+		x.applyNames(u, p.attrs, true, 0, &f.name, &f.isLinkage)
+	}
+	u.buildLookup()
+	return u, nil
+}
+
+// applyNames follows scan_unit_for_symbols and find_abstract_instance: a
+// linkage name always wins, DW_AT_name only fills an empty name, and
+// references are followed (abstract origins only from the DIE itself,
+// specifications at every step).
+func (x *dwarfIndex) applyNames(u *unitInfo, attrs []nameAttr, top bool, depth int, name *string, linkage *bool) {
+	if depth > 100 {
+		return
+	}
+	for _, a := range attrs {
+		switch a.attr {
+		case dwarf.AttrName:
+			if *name == "" {
+				*name = a.str
+			}
+		case dwarf.AttrLinkageName, attrMIPSLinkageName:
+			*name = a.str
+			*linkage = true
+		case dwarf.AttrAbstractOrigin:
+			if top {
+				x.applyNames(u, x.namesAt(u, a.ref), false, depth+1, name, linkage)
+			}
+		case dwarf.AttrSpecification:
+			x.applyNames(u, x.namesAt(u, a.ref), false, depth+1, name, linkage)
+		}
+	}
+}
+
+// namesAt returns the name-bearing attributes of the DIE at off, reading it
+// when it lies outside the unit's function DIEs.
+func (x *dwarfIndex) namesAt(u *unitInfo, off dwarf.Offset) []nameAttr {
+	if attrs, ok := u.nameOf[off]; ok {
+		return attrs
+	}
+	r := x.d.Reader()
+	r.Seek(off)
+	e, err := r.Next()
+	if err != nil || e == nil {
+		return nil
+	}
+	var attrs []nameAttr
+	for _, fld := range e.Field {
+		switch fld.Attr {
+		case dwarf.AttrName, dwarf.AttrLinkageName, attrMIPSLinkageName:
+			if s, ok := fld.Val.(string); ok {
+				attrs = append(attrs, nameAttr{attr: fld.Attr, str: s})
+			}
+		case dwarf.AttrSpecification, dwarf.AttrAbstractOrigin:
+			if ref, ok := fld.Val.(dwarf.Offset); ok {
+				attrs = append(attrs, nameAttr{attr: fld.Attr, ref: ref})
+			}
+		}
+	}
+	u.nameOf[off] = attrs
+	return attrs
+}
+
+// buildLookup mirrors build_lookup_funcinfo_table: functions sorted by
+// (lowest address, highest address, DIE order), with a running maximum of
+// the high addresses so a binary search finds the first candidate.
+func (u *unitInfo) buildLookup() {
+	for i := range u.funcs {
+		f := &u.funcs[i]
+		if len(f.ranges) == 0 {
+			continue
+		}
+		lo, hi := f.ranges[0][0], f.ranges[0][1]
+		for _, r := range f.ranges[1:] {
+			lo, hi = min(lo, r[0]), max(hi, r[1])
+		}
+		u.byLow = append(u.byLow, funcLookup{low: lo, high: hi, idx: int32(i)})
+	}
+	sort.Slice(u.byLow, func(i, j int) bool {
+		a, b := u.byLow[i], u.byLow[j]
+		if a.low != b.low {
+			return a.low < b.low
+		}
+		if a.high != b.high {
+			return a.high < b.high
+		}
+		return a.idx < b.idx
+	})
+	for i := 1; i < len(u.byLow); i++ {
+		u.byLow[i].high = max(u.byLow[i].high, u.byLow[i-1].high)
+	}
+}
+
+// function mirrors lookup_address_in_function_table: the function with the
+// smallest single range containing addr; on a tie, the later DIE.
+func (u *unitInfo) function(addr uint64) int32 {
+	n := len(u.byLow)
+	if n == 0 || u.byLow[n-1].high < addr {
+		return -1
+	}
+	first := sort.Search(n, func(i int) bool { return addr < u.byLow[i].high })
+	best := int32(-1)
+	var bestLen uint64 = ^uint64(0)
+	for i := first; i < n && addr >= u.byLow[i].low; i++ {
+		idx := u.byLow[i].idx
+		for _, r := range u.funcs[idx].ranges {
+			if addr < r[0] || addr >= r[1] {
+				continue
+			}
+			l := r[1] - r[0]
+			if l < bestLen || (l == bestLen && idx > best) {
+				best, bestLen = idx, l
+			}
+		}
+	}
+	return best
+}
+
+// readLines decodes the unit's line program into sequences the way BFD's
+// decode_line_info and add_line_info do: of rows at one address only the
+// last is kept; sequences are sorted and overlapping ones trimmed.
+func (u *unitInfo) readLines(d *dwarf.Data, cu *dwarf.Entry) error {
+	lr, err := d.LineReader(cu)
+	if err != nil {
+		return err
+	}
+	if lr == nil {
+		return nil
+	}
+	// u.files is indexed like the attributes DW_AT_call_file refer to.
+	fileIdx := make(map[*dwarf.LineFile]int32)
+	for i, f := range lr.Files() {
+		name := ""
+		if f != nil {
+			fileIdx[f] = int32(i)
+			name = f.Name
+		}
+		u.files = append(u.files, name)
+	}
+	var cur *lineSeq
+	var le dwarf.LineEntry
+	for {
+		if err := lr.Next(&le); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return err
+		}
+		fi, ok := fileIdx[le.File]
+		if !ok {
+			fi = -1
+			if le.File != nil {
+				fi = int32(len(u.files))
+				fileIdx[le.File] = fi
+				u.files = append(u.files, le.File.Name)
+			}
+		}
+		row := lineRow{addr: le.Address, file: fi, line: int32(le.Line), end: le.EndSequence}
+		switch {
+		case cur != nil && len(cur.rows) > 0 && cur.rows[len(cur.rows)-1].addr == row.addr && cur.rows[len(cur.rows)-1].end == row.end:
+			cur.rows[len(cur.rows)-1] = row
+		case cur == nil || cur.rows[len(cur.rows)-1].end:
+			u.seqs = append(u.seqs, lineSeq{low: row.addr})
+			cur = &u.seqs[len(u.seqs)-1]
+			cur.rows = append(cur.rows, row)
+		default:
+			cur.rows = append(cur.rows, row)
+		}
+		if row.end {
+			cur = nil
+		}
+	}
+	// A sequence without an end row is dropped by nobody; keep it sorted.
+	for i := range u.seqs {
+		rows := u.seqs[i].rows
+		if !sort.SliceIsSorted(rows, func(a, b int) bool { return rows[a].addr < rows[b].addr }) {
+			sort.SliceStable(rows, func(a, b int) bool { return rows[a].addr < rows[b].addr })
+		}
+	}
+	sort.SliceStable(u.seqs, func(i, j int) bool {
+		a, b := &u.seqs[i], &u.seqs[j]
+		if a.low != b.low {
+			return a.low < b.low
+		}
+		return a.high() > b.high()
+	})
+	if len(u.seqs) > 1 {
+		kept := u.seqs[:1]
+		lastHigh := u.seqs[0].high()
+		for _, s := range u.seqs[1:] {
+			if s.low < lastHigh {
+				if s.high() <= lastHigh {
+					continue // nested
+				}
+				s.low = lastHigh // overlapping: trimmed
+			}
+			lastHigh = s.high()
+			kept = append(kept, s)
+		}
+		u.seqs = kept
+	}
+	return nil
+}
+
+func (s *lineSeq) high() uint64 { return s.rows[len(s.rows)-1].addr }
+
+// line mirrors lookup_address_in_line_info_table.
+func (u *unitInfo) line(addr uint64) (file string, line int, ok bool) {
+	i := sort.Search(len(u.seqs), func(i int) bool { return addr < u.seqs[i].high() })
+	if i == len(u.seqs) || addr < u.seqs[i].low {
+		return "", 0, false
+	}
+	rows := u.seqs[i].rows
+	j := sort.Search(len(rows), func(j int) bool { return rows[j].addr > addr }) - 1
+	if j < 0 || j+1 >= len(rows) || rows[j].end {
+		return "", 0, false
+	}
+	r := rows[j]
+	return u.fileName(int64(r.file)), int(r.line), true
+}
+
+func (u *unitInfo) fileName(i int64) string {
+	if i < 0 || i >= int64(len(u.files)) {
+		return ""
+	}
+	return u.files[i]
+}
+
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+func le64(b []byte) uint64 { return uint64(le32(b)) | uint64(le32(b[4:]))<<32 }

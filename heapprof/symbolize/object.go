@@ -1,0 +1,360 @@
+package symbolize
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+)
+
+// Frame is one record of `addr2line -f -C -i`: a function name (demangled;
+// "??" when unknown) and the file and line it prints ("??" and 0 when
+// unknown). A lookup returns the innermost inlined frame first.
+type Frame struct {
+	Function string
+	File     string
+	Line     int
+}
+
+// section is an allocated ELF section, as addr2line's
+// find_address_in_section walks them.
+type section struct {
+	addr, size uint64
+	index      elf.SectionIndex
+}
+
+// object is one ELF image, read once and shared by every lookup. The
+// DWARF units, the memoized answers and the per-function name fix-ups are
+// filled in lazily under mu.
+type object struct {
+	path     string // the file nm and addr2line read
+	buildID  string
+	textAdj  uint64 // .text address minus its file offset (jeprof ParseTextSectionHeader)
+	sections []section
+	nm       nmTable
+	syms     bfdSymtab // addr2line's symbols
+	dbgSyms  *bfdSymtab
+	dbgSecs  []section
+
+	mu   sync.Mutex
+	dw   *dwarfIndex
+	memo map[uint64]answer
+}
+
+// openObject reads the symbol tables and opens the DWARF of the ELF file at
+// path. debugDirs are searched for a separate debug file
+// (.build-id/xx/rest.debug) when the image carries no DWARF itself.
+func openObject(path string, debugDirs []string) (*object, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open ELF %s: %w", path, err)
+	}
+	defer f.Close()
+	o := &object{path: path, memo: make(map[uint64]answer)}
+	o.buildID = buildID(f)
+	o.sections = allocSections(f)
+	if text := f.Section(".text"); text != nil {
+		o.textAdj = text.Addr - text.Offset
+	}
+
+	static, _ := f.Symbols()
+	nmSyms, dynamic := static, false
+	if !hasListedSymbols(static) {
+		if dyn, err := f.DynamicSymbols(); err == nil {
+			nmSyms, dynamic = dyn, true
+		}
+	}
+	o.nm = buildNMTable(nmSyms, dynamic, f.Sections)
+	if len(static) > 0 {
+		o.syms = buildBFDSymtab(static, false)
+	} else if dyn, err := f.DynamicSymbols(); err == nil {
+		o.syms = buildBFDSymtab(dyn, true)
+	}
+
+	dwFile := f
+	if f.Section(".debug_info") == nil {
+		if dbgPath := findDebugFile(f, path, o.buildID, debugDirs); dbgPath != "" {
+			df, err := elf.Open(dbgPath)
+			if err == nil {
+				defer df.Close()
+				dwFile = df
+				if s, err := df.Symbols(); err == nil && len(s) > 0 {
+					t := buildBFDSymtab(s, false)
+					o.dbgSyms = &t
+					o.dbgSecs = allocSections(df)
+				}
+			}
+		}
+	}
+	if dwFile.Section(".debug_info") != nil {
+		d, err := dwFile.DWARF()
+		if err != nil {
+			return nil, fmt.Errorf("read DWARF of %s: %w", path, err)
+		}
+		var aranges []byte
+		if s := dwFile.Section(".debug_aranges"); s != nil {
+			aranges, _ = s.Data()
+		}
+		o.dw, err = newDwarfIndex(d, aranges)
+		if err != nil {
+			return nil, fmt.Errorf("index DWARF of %s: %w", path, err)
+		}
+	}
+	return o, nil
+}
+
+// hasListedSymbols reports whether nm (without -a) prints any symbol.
+func hasListedSymbols(syms []elf.Symbol) bool {
+	for _, s := range syms {
+		t := elf.ST_TYPE(s.Info)
+		if t != elf.STT_SECTION && t != elf.STT_FILE && s.Section != elf.SHN_UNDEF && s.Name != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func allocSections(f *elf.File) []section {
+	var out []section
+	for i, s := range f.Sections {
+		if i == 0 || s.Flags&elf.SHF_ALLOC == 0 {
+			continue
+		}
+		out = append(out, section{addr: s.Addr, size: s.Size, index: elf.SectionIndex(i)})
+	}
+	return out
+}
+
+func sectionOf(secs []section, addr uint64) (elf.SectionIndex, bool) {
+	for _, s := range secs {
+		if addr >= s.addr && addr-s.addr < s.size {
+			return s.index, true
+		}
+	}
+	return 0, false
+}
+
+// buildID returns the GNU build-id note as hex, or "".
+func buildID(f *elf.File) string {
+	for _, s := range f.Sections {
+		if s.Type != elf.SHT_NOTE {
+			continue
+		}
+		data, err := s.Data()
+		if err != nil {
+			continue
+		}
+		for len(data) >= 12 {
+			order := f.ByteOrder
+			nameSz, descSz, typ := order.Uint32(data), order.Uint32(data[4:]), order.Uint32(data[8:])
+			nameEnd := 12 + align4(nameSz)
+			descEnd := nameEnd + align4(descSz)
+			if uint64(descEnd) > uint64(len(data)) {
+				break
+			}
+			name := data[12 : 12+nameSz]
+			if typ == 3 && bytes.Equal(bytes.TrimRight(name, "\x00"), []byte("GNU")) {
+				return hex.EncodeToString(data[nameEnd : nameEnd+descSz])
+			}
+			data = data[descEnd:]
+		}
+	}
+	return ""
+}
+
+func align4(n uint32) uint32 { return (n + 3) &^ 3 }
+
+// findDebugFile looks for separate debug information the way BFD does for
+// addr2line: by build-id under the debug directories, then by
+// .gnu_debuglink next to the file, in its .debug directory and under the
+// debug directories.
+func findDebugFile(f *elf.File, path, id string, dirs []string) string {
+	if len(id) > 2 {
+		for _, dir := range dirs {
+			p := filepath.Join(dir, ".build-id", id[:2], id[2:]+".debug")
+			if isFile(p) {
+				return p
+			}
+		}
+	}
+	if s := f.Section(".gnu_debuglink"); s != nil {
+		data, err := s.Data()
+		if err == nil {
+			if i := bytes.IndexByte(data, 0); i > 0 {
+				name := string(data[:i])
+				dir := filepath.Dir(path)
+				cands := []string{filepath.Join(dir, name), filepath.Join(dir, ".debug", name)}
+				for _, d := range dirs {
+					cands = append(cands, filepath.Join(d, dir, name))
+				}
+				for _, p := range cands {
+					if p != path && isFile(p) {
+						return p
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// answer is a memoized addr2line answer. BFD (binutils 2.40) prints, on
+// the first lookup that lands in a function whose DWARF name is not a
+// linkage name, the ELF symbol's name instead (firstName); later lookups
+// print the DWARF name. fn identifies the function for that bookkeeping.
+type answer struct {
+	frames    []Frame
+	fn        *funcInfo
+	firstName string
+}
+
+// lookupRun answers like one `addr2line -f -C -i -e image` process that
+// has already been asked the addresses recorded in seen (callers feed
+// addresses in ascending order, as jeprof does). Callers hold o.mu.
+func (o *object) lookupRun(addr uint64, seen map[*funcInfo]bool) []Frame {
+	a, ok := o.memo[addr]
+	if !ok {
+		a = o.addr2line(addr)
+		o.memo[addr] = a
+	}
+	if a.fn == nil || a.firstName == "" || seen[a.fn] {
+		return a.frames
+	}
+	seen[a.fn] = true
+	fr := append([]Frame(nil), a.frames...)
+	fr[0].Function = a.firstName
+	return fr
+}
+
+var unknownFrame = []Frame{{Function: "??", File: "??"}}
+
+func (o *object) addr2line(addr uint64) answer {
+	sec, ok := sectionOf(o.sections, addr)
+	if !ok {
+		return answer{frames: unknownFrame}
+	}
+	if o.dw != nil {
+		for _, off := range o.dw.unitsFor(addr) {
+			u, err := o.dw.unit(off)
+			if err != nil {
+				continue
+			}
+			file, line, lineOK := u.line(addr)
+			fi := u.function(addr)
+			if !lineOK && fi < 0 {
+				continue
+			}
+			if file == "" {
+				file = "??"
+			}
+			if fi < 0 {
+				name := "??"
+				if s := o.syms.find(addr, sec); s != nil {
+					name = demangleBFD(s.name)
+				}
+				return answer{frames: []Frame{{Function: name, File: file, Line: line}}}
+			}
+			f := &u.funcs[fi]
+			a := answer{fn: f}
+			if !f.isLinkage {
+				if s := o.debugSymbol(addr); s != nil {
+					a.firstName = demangleBFD(s.name)
+				}
+				o.fixLinkage(f)
+			}
+			name := f.name
+			if name == "" {
+				if s := o.syms.find(addr, sec); s != nil {
+					name = s.name
+				}
+			}
+			a.frames = []Frame{{Function: displayName(name), File: file, Line: line}}
+			for cur := f; cur.caller >= 0; {
+				c := &u.funcs[cur.caller]
+				cf := cur.callFile
+				if cf == "" {
+					cf = "??"
+				}
+				a.frames = append(a.frames, Frame{Function: displayName(c.name), File: cf, Line: cur.callLine})
+				cur = c
+			}
+			return a
+		}
+	}
+	s := o.syms.find(addr, sec)
+	if s == nil {
+		return answer{frames: unknownFrame}
+	}
+	file := s.file
+	if file == "" {
+		file = "??"
+	}
+	return answer{frames: []Frame{{Function: demangleBFD(s.name), File: file}}}
+}
+
+// debugSymbol is _bfd_elf_find_function over the symbols that come with
+// the DWARF (the separate debug file's, when there is one).
+func (o *object) debugSymbol(addr uint64) *bfdSym {
+	syms, secs := &o.syms, o.sections
+	if o.dbgSyms != nil {
+		syms, secs = o.dbgSyms, o.dbgSecs
+	}
+	sec, ok := sectionOf(secs, addr)
+	if !ok {
+		return nil
+	}
+	return syms.find(addr, sec)
+}
+
+// fixLinkage reproduces BFD's fix-up for functions whose DWARF name is not
+// a linkage name: when the ELF symbol at the function's start begins
+// exactly there, the symbol's name replaces the DWARF name for good.
+func (o *object) fixLinkage(f *funcInfo) {
+	f.isLinkage = true
+	if len(f.ranges) == 0 {
+		return
+	}
+	if s := o.debugSymbol(f.ranges[0][0]); s != nil && s.value == f.ranges[0][0] {
+		f.name = s.name
+	}
+}
+
+func displayName(name string) string {
+	if name == "" {
+		return "??"
+	}
+	return demangleBFD(name)
+}
+
+// sortedUnique returns the addresses sorted, without duplicates.
+func sortedUnique(addrs []uint64) []uint64 {
+	out := append([]uint64(nil), addrs...)
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	n := 0
+	for i, a := range out {
+		if i == 0 || a != out[n-1] {
+			out[n] = a
+			n++
+		}
+	}
+	return out[:n]
+}
+
+// readBuildID reads only the build-id note of the ELF file at path.
+func readBuildID(path string) (string, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return buildID(f), nil
+}

@@ -1,0 +1,354 @@
+package symbolize
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
+
+// fixture is a program built and run by the tests: its binary, the shared
+// library it loads and the jemalloc heap profile it wrote at exit.
+type fixture struct {
+	name    string
+	binary  string
+	lib     string
+	profile string
+}
+
+var (
+	fixturesOnce sync.Once
+	fixtures     []fixture
+	fixturesErr  error
+	buildDir     string
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "symbolize-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	buildDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func run(t testing.TB, env []string, name string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+// getFixtures compiles testdata/prog.cc and testdata/lib.c in several
+// shapes (-O0/-O2, PIE/non-PIE, a stripped library) and runs each binary
+// under jemalloc's heap profiler.
+func getFixtures(t *testing.T) []fixture {
+	t.Helper()
+	fixturesOnce.Do(func() {
+		fixtures, fixturesErr = buildFixtures(t)
+	})
+	if fixturesErr != nil {
+		t.Fatal(fixturesErr)
+	}
+	return fixtures
+}
+
+func buildFixtures(t *testing.T) ([]fixture, error) {
+	src, err := filepath.Abs("testdata")
+	if err != nil {
+		return nil, err
+	}
+	full := filepath.Join(buildDir, "full")
+	stripped := filepath.Join(buildDir, "stripped")
+	for _, d := range []string{full, stripped} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	run(t, nil, "gcc", "-g", "-O2", "-shared", "-fPIC", "-o", filepath.Join(full, "libsymtest.so"), filepath.Join(src, "lib.c"))
+	run(t, nil, "strip", "--strip-all", "-o", filepath.Join(stripped, "libsymtest.so"), filepath.Join(full, "libsymtest.so"))
+	shapes := []struct {
+		name   string
+		flags  []string
+		libDir string
+	}{
+		{"O0-pie", []string{"-O0", "-fPIE", "-pie"}, full},
+		{"O2-pie", []string{"-O2", "-fPIE", "-pie"}, full},
+		{"O2-nopie", []string{"-O2", "-fno-pie", "-no-pie"}, full},
+		{"O2-stripped-lib", []string{"-O2", "-fPIE", "-pie"}, stripped},
+	}
+	var out []fixture
+	for _, s := range shapes {
+		bin := filepath.Join(buildDir, "prog-"+s.name)
+		args := append([]string{"-g"}, s.flags...)
+		args = append(args, "-o", bin, filepath.Join(src, "prog.cc"), "-L"+s.libDir, "-lsymtest", "-ljemalloc", "-Wl,-rpath,"+s.libDir)
+		run(t, nil, "g++", args...)
+		prefix := filepath.Join(buildDir, "heap-"+s.name)
+		run(t, []string{"MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:0,prof_final:true,prof_prefix:" + prefix}, bin)
+		matches, _ := filepath.Glob(prefix + ".*.heap")
+		if len(matches) != 1 {
+			return nil, fmt.Errorf("%s: want one heap profile, got %v", s.name, matches)
+		}
+		out = append(out, fixture{name: s.name, binary: bin, lib: filepath.Join(s.libDir, "libsymtest.so"), profile: matches[0]})
+	}
+	return out, nil
+}
+
+// readHeapProfile is a minimal heap_v2 reader for the tests (the real one
+// lives in package heapprof, which this package must not import): every
+// stack PC with jeprof's caller fix-up, and the executable mappings.
+func readHeapProfile(t *testing.T, path string) *profile.Profile {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &profile.Profile{}
+	locs := map[uint64]*profile.Location{}
+	inMaps := false
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "MAPPED_LIBRARIES:"):
+			inMaps = true
+		case inMaps:
+			f := strings.Fields(line)
+			if len(f) < 6 || f[1][2] != 'x' {
+				continue
+			}
+			lo, hi, _ := strings.Cut(f[0], "-")
+			start, _ := strconv.ParseUint(lo, 16, 64)
+			limit, _ := strconv.ParseUint(hi, 16, 64)
+			off, _ := strconv.ParseUint(f[2], 16, 64)
+			p.Mapping = append(p.Mapping, &profile.Mapping{ID: uint64(len(p.Mapping) + 1), Start: start, Limit: limit, Offset: off, File: f[5]})
+		case strings.HasPrefix(line, "@ "):
+			for i, a := range strings.Fields(line)[1:] {
+				pc, err := strconv.ParseUint(strings.TrimPrefix(a, "0x"), 16, 64)
+				if err != nil {
+					t.Fatalf("bad pc %q", a)
+				}
+				if i > 0 {
+					pc--
+				}
+				if locs[pc] == nil {
+					locs[pc] = &profile.Location{ID: uint64(len(locs) + 1), Address: pc}
+					p.Location = append(p.Location, locs[pc])
+				}
+			}
+		}
+	}
+	return p
+}
+
+// jeprofSymbols runs the real jeprof --raw, which prints its symbol table
+// ("0x<pc> caller--...--callee", full names as jeprof keeps them) before
+// it gives up on dumping a local profile.
+func jeprofSymbols(t *testing.T, binary, prof string) map[uint64]string {
+	t.Helper()
+	cmd := exec.Command("jeprof", "--raw", binary, prof)
+	out, _ := cmd.Output() // exits non-zero by design after the symbols
+	syms := map[uint64]string{}
+	in := false
+	for _, line := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(line, "--- symbol"):
+			in = true
+		case line == "---":
+			in = false
+		case in && strings.HasPrefix(line, "0x"):
+			a, names, _ := strings.Cut(line, " ")
+			pc, err := strconv.ParseUint(a[2:], 16, 64)
+			if err != nil {
+				t.Fatalf("jeprof symbol line %q", line)
+			}
+			syms[pc] = names
+		}
+	}
+	if len(syms) == 0 {
+		t.Fatalf("jeprof --raw printed no symbols:\n%s", out)
+	}
+	return syms
+}
+
+// TestJeprofNames checks, for every PC of real jemalloc profiles, that the
+// full names (and inline frames, in order) equal the ones the real jeprof
+// derives from nm and addr2line.
+func TestJeprofNames(t *testing.T) {
+	cache := NewCache()
+	for _, fx := range getFixtures(t) {
+		t.Run(fx.name, func(t *testing.T) {
+			want := jeprofSymbols(t, fx.binary, fx.profile)
+			p := readHeapProfile(t, fx.profile)
+			l := &Local{Binary: fx.binary, Cache: cache}
+			if err := l.Symbolize(context.Background(), p); err != nil {
+				t.Fatal(err)
+			}
+			bad := 0
+			for _, loc := range p.Location {
+				var names []string
+				for i := len(loc.Line) - 1; i >= 0; i-- {
+					names = append(names, loc.Line[i].Function.SystemName)
+				}
+				got := strings.Join(names, "--")
+				if w, ok := want[loc.Address]; ok && got != w {
+					bad++
+					if bad <= 20 {
+						t.Errorf("pc %#x:\n got %s\nwant %s", loc.Address, got, w)
+					}
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%d of %d PCs differ", bad, len(p.Location))
+			}
+		})
+	}
+}
+
+var discriminator = regexp.MustCompile(` \(discriminator \d+\)$`)
+
+// addr2line runs the real `addr2line -a -f -C -i` on addrs and splits its
+// answer per address.
+func addr2line(t *testing.T, image string, addrs []uint64) map[uint64][]Frame {
+	t.Helper()
+	var in bytes.Buffer
+	for _, a := range addrs {
+		fmt.Fprintf(&in, "%x\n", a)
+	}
+	cmd := exec.Command("addr2line", "-a", "-f", "-C", "-i", "-e", image)
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("addr2line %s: %v", image, err)
+	}
+	res := map[uint64][]Frame{}
+	var cur uint64
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "0x") {
+			cur, _ = strconv.ParseUint(line[2:], 16, 64)
+			continue
+		}
+		if !sc.Scan() {
+			t.Fatalf("addr2line output ends after %q", line)
+		}
+		fl := discriminator.ReplaceAllString(sc.Text(), "")
+		i := strings.LastIndexByte(fl, ':')
+		n, _ := strconv.Atoi(fl[i+1:]) // "?" reads as 0
+		res[cur] = append(res[cur], Frame{Function: line, File: fl[:i], Line: n})
+	}
+	return res
+}
+
+// samplePCs returns addresses spread over every function nm lists with a
+// size, at most limit of them.
+func samplePCs(t *testing.T, image string, dynamic bool, limit int) []uint64 {
+	t.Helper()
+	args := []string{"-S", "--defined-only"}
+	if dynamic {
+		args = append(args, "-D")
+	}
+	out := run(t, nil, "nm", append(args, image)...)
+	type fn struct{ start, size uint64 }
+	var fns []fn
+	var total uint64
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || !strings.ContainsAny(f[2], "tTwW") {
+			continue
+		}
+		start, err1 := strconv.ParseUint(f[0], 16, 64)
+		size, err2 := strconv.ParseUint(f[1], 16, 64)
+		if err1 != nil || err2 != nil || size == 0 {
+			continue
+		}
+		fns = append(fns, fn{start, size})
+		total += size
+	}
+	step := total/uint64(limit) + 1
+	var pcs []uint64
+	for _, f := range fns {
+		for a := f.start; a < f.start+f.size; a += step {
+			pcs = append(pcs, a)
+		}
+		pcs = append(pcs, f.start+f.size-1)
+	}
+	return sortedUnique(pcs)
+}
+
+// TestAddr2Line compares every record (function, file, line, inline
+// order) with the real addr2line, over addresses spread across whole
+// images: the test programs, the C library (its debug file is found by
+// build-id when libc6-dbg is installed), libjemalloc and a stripped library.
+func TestAddr2Line(t *testing.T) {
+	fxs := getFixtures(t)
+	type image struct {
+		name    string
+		path    string
+		dynamic bool
+	}
+	images := []image{
+		{"O0-pie", fxs[0].binary, false},
+		{"O2-pie", fxs[1].binary, false},
+		{"O2-nopie", fxs[2].binary, false},
+		{"lib", fxs[0].lib, false},
+		{"stripped-lib", fxs[3].lib, true},
+		{"libjemalloc", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", true},
+		{"libc", "/lib/x86_64-linux-gnu/libc.so.6", true},
+	}
+	for _, im := range images {
+		t.Run(im.name, func(t *testing.T) {
+			pcs := samplePCs(t, im.path, im.dynamic, 4000)
+			want := addr2line(t, im.path, pcs)
+			o, err := openObject(im.path, []string{"/usr/lib/debug"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := 0
+			seen := map[*funcInfo]bool{}
+			for _, pc := range pcs {
+				got := o.lookupRun(pc, seen)
+				if !sameFrames(got, want[pc]) {
+					bad++
+					if bad <= 10 {
+						t.Errorf("%#x:\n got %v\nwant %v", pc, got, want[pc])
+					}
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%d of %d addresses differ", bad, len(pcs))
+			}
+		})
+	}
+}
+
+func sameFrames(a, b []Frame) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
