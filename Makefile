@@ -1,0 +1,37 @@
+# heapproxy: `make run` starts the embedded default, `make test` runs every test.
+GO       ?= go
+BIN      := bin
+LISTEN   ?= 127.0.0.1:9030
+
+.PHONY: all build run test vet bench bench-proxy bench-heapprof jenode clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/heapproxy ./cmd/heapproxy
+
+run: build
+	./$(BIN)/heapproxy --listen $(LISTEN)
+
+# The jemalloc test node the backend tests start (they build it themselves too).
+jenode:
+	mkdir -p $(BIN) && cc -O1 -g -o $(BIN)/jenode testdata/jenode/jenode.c -ljemalloc -lpthread
+
+vet:
+	$(GO) vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
+
+test: vet
+	$(GO) test -count=1 -timeout 45m ./...
+
+bench: bench-proxy bench-heapprof
+
+bench-proxy: build
+	bash bench/proxy/run.sh
+
+bench-heapprof: build
+	bash bench/heapprof/run.sh
+
+clean:
+	rm -rf $(BIN)

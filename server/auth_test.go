@@ -1,0 +1,228 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-sql-driver/mysql"
+	"go.uber.org/zap"
+)
+
+// Authentication passes through to MariaDB: native password and ed25519
+// users log in with their own credentials; heapproxy holds no password.
+func TestPassThroughAuth(t *testing.T) {
+	srv := upstreamProxy(t)
+	h, p := hostPort(srv)
+	for _, c := range []struct {
+		name, user, password string
+		wantErr              string
+	}{
+		{"native password", "app", "secret", ""},
+		{"ed25519 (auth switch to client_ed25519)", "edu", "edpass", ""},
+		{"wrong password", "app", "wrong", "ERROR 1045 (28000): Access denied for user 'app'@'localhost' (using password: YES)"},
+		{"ed25519 wrong password", "edu", "nope", "ERROR 1045 (28000)"},
+		{"unknown user", "ghost", "x", "ERROR 1045 (28000): Access denied for user 'ghost'@'localhost'"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := cli(t, h, p, c.user, c.password, "-N", "-e", "SELECT CURRENT_USER()")
+			if c.wantErr == "" {
+				if err != nil || !strings.HasPrefix(strings.TrimSpace(out), c.user+"@") {
+					t.Fatalf("login as %s: %v\n%s", c.user, err, out)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(out, c.wantErr) {
+				t.Fatalf("want %q, got %v\n%s", c.wantErr, err, out)
+			}
+		})
+	}
+	// go-sql-driver speaks ed25519 too.
+	db := openDB(t, srv.Addr().String(), "edu", "edpass", "")
+	var u string
+	if err := db.QueryRow("SELECT CURRENT_USER()").Scan(&u); err != nil || !strings.HasPrefix(u, "edu@") {
+		t.Fatalf("go driver ed25519: %v %q", err, u)
+	}
+	bad := openDB(t, srv.Addr().String(), "app", "wrong", "")
+	var me *mysql.MySQLError
+	if err := bad.Ping(); !errors.As(err, &me) || me.Number != 1045 {
+		t.Fatalf("go driver wrong password: %v", err)
+	}
+}
+
+// COM_CHANGE_USER through MySQLdb (Debian python3-mysqldb): the new user is
+// authenticated by the upstream through a fresh auth switch.
+func TestChangeUser(t *testing.T) {
+	srv := upstreamProxy(t)
+	h, p := hostPort(srv)
+	script := fmt.Sprintf(`
+import MySQLdb
+c = MySQLdb.connect(host=%q, port=%s, user="app", passwd="secret", db="t")
+c.change_user("edu", "edpass", "mysql")
+cur = c.cursor(); cur.execute("SELECT CURRENT_USER(), DATABASE()"); print(cur.fetchone())
+try:
+    c.change_user("app", "wrong")
+    print("changed")
+except MySQLdb.OperationalError as e:
+    print("refused", e.args[0])
+`, h, p)
+	out, err := exec.Command("/usr/bin/python3", "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := "('edu@%', 'mysql')\nrefused 1045\n"
+	if strings.ReplaceAll(string(out), "edu@localhost", "edu@%") != want {
+		t.Fatalf("got %q, want %q", out, want)
+	}
+}
+
+// COM_PING, COM_FIELD_LIST, COM_INIT_DB, COM_STATISTICS and
+// COM_RESET_CONNECTION from go-mysql's client.
+func TestOtherCommands(t *testing.T) {
+	srv := upstreamProxy(t)
+	c, err := client.Connect(srv.Addr().String(), "app", "secret", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Ping(); err != nil {
+		t.Fatal("COM_PING:", err)
+	}
+	if _, err := c.Execute("CREATE TABLE IF NOT EXISTS fl (a INT, b VARCHAR(10))"); err != nil {
+		t.Fatal(err)
+	}
+	fields, err := c.FieldList("fl", "")
+	if err != nil {
+		t.Fatal("COM_FIELD_LIST:", err)
+	}
+	if len(fields) != 2 || string(fields[0].Name) != "a" || string(fields[1].Name) != "b" {
+		t.Fatalf("COM_FIELD_LIST returned %d fields", len(fields))
+	}
+	if _, err := c.FieldList("no_such_table", ""); err == nil {
+		t.Fatal("COM_FIELD_LIST of a missing table succeeded")
+	}
+	if err := c.UseDB("mysql"); err != nil {
+		t.Fatal("COM_INIT_DB:", err)
+	}
+	if err := c.UseDB("no_such_db"); err == nil {
+		t.Fatal("COM_INIT_DB to a missing database succeeded")
+	}
+	r, err := c.Execute("SELECT DATABASE()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if db, _ := r.GetString(0, 0); db != "mysql" {
+		t.Fatalf("after COM_INIT_DB, DATABASE() = %q", db)
+	}
+	// COM_RESET_CONNECTION clears user variables on the upstream session.
+	c.Execute("SET @v = 42")
+	c.ResetSequence()
+	if err := c.WritePacket([]byte{0, 0, 0, 0, gomysql.COM_RESET_CONNECTION}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ReadOKPacket(); err != nil {
+		t.Fatal("COM_RESET_CONNECTION:", err)
+	}
+	r, err = c.Execute("SELECT @v IS NULL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := r.GetInt(0, 0); v != 1 {
+		t.Fatal("user variable survived COM_RESET_CONNECTION")
+	}
+	// COM_STATISTICS answers a bare string packet.
+	c.ResetSequence()
+	c.WritePacket([]byte{0, 0, 0, 0, gomysql.COM_STATISTICS})
+	stats, err := c.ReadPacket()
+	if err != nil || !strings.Contains(string(stats), "Uptime") {
+		t.Fatalf("COM_STATISTICS: %v %q", err, stats)
+	}
+	if _, err := c.Execute("SELECT 1"); err != nil {
+		t.Fatal("session unusable after COM_STATISTICS:", err)
+	}
+	out, err := exec.Command("mariadb-admin", "--no-defaults", "-h", "127.0.0.1", "-P", portOf(srv), "-uapp", "--password=secret", "ping").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "mysqld is alive") {
+		t.Fatalf("mariadb-admin ping: %v %s", err, out)
+	}
+}
+
+func portOf(srv *Server) string { _, p := hostPort(srv); return p }
+
+// TLS from clients to heapproxy, and from heapproxy to the upstream.
+func TestTLS(t *testing.T) {
+	srv := startProxy(t, Config{
+		Upstream:    env.addr,
+		TLS:         TLSConfig{Cert: env.certFile, Key: env.keyFile},
+		UpstreamTLS: UpstreamTLSConfig{Enabled: true, InsecureSkipVerify: true},
+	})
+	mysql.RegisterTLSConfig("heapproxy-test", &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // self-signed test certificate
+	db := openDB(t, srv.Addr().String(), "app", "secret", "tls=heapproxy-test")
+	var name, cipher string
+	if err := db.QueryRow("SHOW SESSION STATUS LIKE 'Ssl_cipher'").Scan(&name, &cipher); err != nil {
+		t.Fatal(err)
+	}
+	if cipher == "" {
+		t.Fatal("the upstream connection is not encrypted")
+	}
+	h, p := hostPort(srv)
+	out, err := cli(t, h, p, "app", "secret", "--ssl", "--ssl-verify-server-cert=0", "-N", "-e", "\\s")
+	if err != nil || !strings.Contains(out, "Cipher in use") {
+		t.Fatalf("mariadb --ssl through the proxy: %v\n%s", err, out)
+	}
+	// ed25519 over TLS on both legs.
+	ed := openDB(t, srv.Addr().String(), "edu", "edpass", "tls=heapproxy-test")
+	if err := ed.Ping(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// SIGTERM semantics: a running statement finishes, idle sessions close, new
+// connections are refused.
+func TestGracefulShutdown(t *testing.T) {
+	srv, err := New(Config{Listen: "127.0.0.1:0", Upstream: env.addr, Timeouts: DefaultConfig().Timeouts}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	addr := srv.Addr().String()
+	busy := openDB(t, addr, "app", "secret", "")
+	idle := openDB(t, addr, "app", "secret", "")
+	if err := idle.Ping(); err != nil {
+		t.Fatal(err)
+	}
+	result := make(chan error, 1)
+	go func() {
+		var v int
+		err := busy.QueryRow("SELECT SLEEP(1.5) + 1").Scan(&v)
+		if err == nil && v != 1 {
+			err = fmt.Errorf("got %d", v)
+		}
+		result <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-result; err != nil {
+		t.Fatalf("statement running at shutdown: %v", err)
+	}
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Connect(addr, "app", "secret", ""); err == nil {
+		t.Fatal("connected after shutdown")
+	}
+}

@@ -1,0 +1,350 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"go.uber.org/zap"
+)
+
+// command is the first physical packet of a client command; more tells that
+// continuation packets (a command of 16 MiB or more) follow unread.
+type command struct {
+	data []byte
+	more bool
+}
+
+func (c command) code() byte { return c.data[0] }
+
+// errSessionOver ends the command loop without an error worth logging.
+var errSessionOver = errors.New("session over")
+
+func (s *session) serve() error {
+	for {
+		if !s.setIdle(true) {
+			return nil
+		}
+		if d := s.srv.cfg.Timeouts.Idle; d > 0 {
+			s.client.conn.SetReadDeadline(time.Now().Add(d))
+		}
+		cmd, err := s.readCommand()
+		if !s.setIdle(false) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		s.client.conn.SetReadDeadline(time.Time{})
+		if err := s.dispatch(cmd); err != nil {
+			if errors.Is(err, errSessionOver) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func (s *session) readCommand() (command, error) {
+	s.client.resetSeq()
+	n, err := s.client.readHeader()
+	if err != nil {
+		return command{}, err
+	}
+	if cap(s.client.buf) < n {
+		s.client.buf = make([]byte, n)
+	}
+	data := s.client.buf[:n]
+	if _, err := io.ReadFull(s.client.r, data); err != nil {
+		return command{}, err
+	}
+	if n == 0 {
+		return command{}, errors.New("empty command packet")
+	}
+	return command{data: data, more: n == maxPayload}, nil
+}
+
+func (s *session) dispatch(cmd command) error {
+	code := cmd.code()
+	if code == mysql.COM_QUIT {
+		if s.up != nil {
+			s.up.resetSeq()
+			s.up.writePacket([]byte{mysql.COM_QUIT})
+			s.up.flush()
+		}
+		return errSessionOver
+	}
+	if code == mysql.COM_QUERY && !cmd.more {
+		if handled, err := s.intercept(cmd.data[1:]); handled || err != nil {
+			return err
+		}
+	}
+	if s.up == nil {
+		if cmd.more {
+			s.discardContinuation()
+		}
+		return s.answerEmbedded(cmd)
+	}
+	switch code {
+	case mysql.COM_BINLOG_DUMP, mysql.COM_BINLOG_DUMP_GTID, mysql.COM_REGISTER_SLAVE,
+		mysql.COM_CONNECT_OUT, mysql.COM_TABLE_DUMP, mysql.COM_DAEMON, mysql.COM_CLONE:
+		if cmd.more {
+			s.discardContinuation()
+		}
+		return s.sendError(mysql.NewError(mysql.ER_UNKNOWN_COM_ERROR,
+			fmt.Sprintf("heapproxy does not relay command 0x%02x (replication and clone protocols); connect to the upstream directly", code)))
+	case mysql.COM_CHANGE_USER:
+		return s.changeUser(cmd)
+	}
+	if err := s.forwardCommand(cmd); err != nil {
+		return s.upstreamLost(err)
+	}
+	var err error
+	switch code {
+	case mysql.COM_STMT_SEND_LONG_DATA, mysql.COM_STMT_CLOSE:
+		return nil // no response
+	case mysql.COM_QUERY, mysql.COM_STMT_EXECUTE, mysql.COM_PROCESS_INFO:
+		err = s.relayResults()
+	case mysql.COM_STMT_PREPARE:
+		err = s.relayPrepare()
+	case mysql.COM_STMT_FETCH:
+		err = s.relayRows()
+	case mysql.COM_FIELD_LIST:
+		err = s.relayUntilEOF()
+	default: // INIT_DB, PING, RESET_CONNECTION, SET_OPTION, STATISTICS, KILL, ...
+		err = s.relayOne()
+	}
+	if err != nil {
+		return s.upstreamLost(err)
+	}
+	return s.client.flush()
+}
+
+// forwardCommand sends the command to the upstream, streaming any
+// continuation packets straight from the client.
+func (s *session) forwardCommand(cmd command) error {
+	s.up.resetSeq()
+	if err := s.up.writeHeader(len(cmd.data)); err != nil {
+		return err
+	}
+	if _, err := s.up.w.Write(cmd.data); err != nil {
+		return err
+	}
+	if cmd.more {
+		if err := s.copyContinuation(s.up, s.client); err != nil {
+			return err
+		}
+	}
+	return s.up.flush()
+}
+
+// copyContinuation streams the remaining physical packets of a large
+// logical packet from src to dst.
+func (s *session) copyContinuation(dst, src *packetConn) error {
+	for {
+		n, err := src.readHeader()
+		if err != nil {
+			return err
+		}
+		if err := dst.writeHeader(n); err != nil {
+			return err
+		}
+		if _, err := io.CopyN(dst.w, src.r, int64(n)); err != nil {
+			return err
+		}
+		if n < maxPayload {
+			return nil
+		}
+	}
+}
+
+func (s *session) discardContinuation() error {
+	for {
+		n, err := s.client.readHeader()
+		if err != nil {
+			return err
+		}
+		if _, err := s.client.r.Discard(n); err != nil {
+			return err
+		}
+		if n < maxPayload {
+			return nil
+		}
+	}
+}
+
+// upstreamLost tells the client its upstream connection broke and ends the
+// session: the upstream's session state (transaction, temporary tables) is
+// gone, so continuing silently on a new connection would lie.
+func (s *session) upstreamLost(err error) error {
+	s.log.Warn("upstream connection lost", zap.Error(err))
+	s.sendError(&mysql.MyError{Code: 2013, State: "08S01",
+		Message: fmt.Sprintf("heapproxy lost the connection to upstream %s: %v; reconnect to start a new session", s.srv.cfg.Upstream, err)})
+	return errSessionOver
+}
+
+// relayOne relays a single-packet response (OK, ERR, EOF or a string).
+func (s *session) relayOne() error {
+	head, err := relayPacket(s.client, s.up)
+	if err != nil {
+		return err
+	}
+	s.noteStatus(head)
+	return nil
+}
+
+func (s *session) noteStatus(head []byte) {
+	switch {
+	case len(head) == 0:
+	case head[0] == hdrOK:
+		s.status = okStatus(head)
+	case isEOF(head):
+		s.status = eofStatus(head)
+	}
+}
+
+// relayResults relays the response to COM_QUERY or COM_STMT_EXECUTE: any
+// number of OK packets and result sets (multi-statements, stored
+// procedures), LOCAL INFILE exchanges, ending with an ERR or with a status
+// that has no SERVER_MORE_RESULTS_EXISTS.
+func (s *session) relayResults() error {
+	for {
+		head, err := relayPacket(s.client, s.up)
+		if err != nil {
+			return err
+		}
+		if len(head) == 0 {
+			return errors.New("empty response packet from upstream")
+		}
+		switch head[0] {
+		case hdrOK:
+			s.status = okStatus(head)
+		case hdrErr:
+			return nil
+		case hdrLocalInfile:
+			if err := s.relayLocalInfile(); err != nil {
+				return err
+			}
+			continue // the upstream answers with OK or ERR
+		default:
+			n, _, k := mysql.LengthEncodedInt(head)
+			if k == 0 {
+				return fmt.Errorf("bad column count packet % x", head[:min(len(head), 8)])
+			}
+			for range n {
+				if _, err := relayPacket(s.client, s.up); err != nil {
+					return err
+				}
+			}
+			eof, err := relayPacket(s.client, s.up)
+			if err != nil {
+				return err
+			}
+			if !isEOF(eof) {
+				return fmt.Errorf("expected EOF after %d column definitions", n)
+			}
+			s.status = eofStatus(eof)
+			if s.status&mysql.SERVER_STATUS_CURSOR_EXISTS == 0 {
+				if err := s.relayRows(); err != nil {
+					return err
+				}
+			}
+		}
+		if s.status&mysql.SERVER_MORE_RESULTS_EXISTS == 0 {
+			return nil
+		}
+	}
+}
+
+// relayRows relays rows up to and including the closing EOF or ERR.
+func (s *session) relayRows() error {
+	for {
+		head, err := relayPacket(s.client, s.up)
+		if err != nil {
+			return err
+		}
+		if len(head) > 0 && head[0] == hdrErr {
+			return nil
+		}
+		if isEOF(head) {
+			s.status = eofStatus(head)
+			return nil
+		}
+	}
+}
+
+func (s *session) relayUntilEOF() error { return s.relayRows() }
+
+// relayPrepare relays a COM_STMT_PREPARE response: OK with the statement's
+// parameter and column definitions, each list closed by an EOF.
+func (s *session) relayPrepare() error {
+	head, err := relayPacket(s.client, s.up)
+	if err != nil {
+		return err
+	}
+	if len(head) < 12 || head[0] != hdrOK {
+		return nil // ERR
+	}
+	cols := int(head[5]) | int(head[6])<<8
+	params := int(head[7]) | int(head[8])<<8
+	for _, n := range []int{params, cols} {
+		if n == 0 {
+			continue
+		}
+		for range n + 1 { // definitions and their EOF
+			if _, err := relayPacket(s.client, s.up); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// relayLocalInfile sends the client the upstream's file request and relays
+// the file's packets to the upstream up to the closing empty packet.
+func (s *session) relayLocalInfile() error {
+	if err := s.client.flush(); err != nil {
+		return err
+	}
+	for {
+		head, err := relayPacket(s.up, s.client)
+		if err != nil {
+			return err
+		}
+		if len(head) == 0 {
+			return s.up.flush()
+		}
+	}
+}
+
+// changeUser relays COM_CHANGE_USER with the plugin renamed, so the upstream
+// re-authenticates through an auth switch with a fresh salt of its own.
+func (s *session) changeUser(cmd command) error {
+	if cmd.more {
+		s.discardContinuation()
+		return s.sendError(mysql.NewError(mysql.ER_HANDSHAKE_ERROR, "COM_CHANGE_USER packet too large"))
+	}
+	cu, err := parseChangeUser(cmd.data, s.caps)
+	if err != nil {
+		return s.sendError(mysql.NewError(mysql.ER_HANDSHAKE_ERROR, "malformed COM_CHANGE_USER"))
+	}
+	cu.plugin = passThroughPlugin
+	s.up.resetSeq()
+	if err := s.up.writePacket(cu.encode(s.caps | mysql.CLIENT_PLUGIN_AUTH)); err != nil {
+		return s.upstreamLost(err)
+	}
+	if err := s.up.flush(); err != nil {
+		return s.upstreamLost(err)
+	}
+	if err := s.relayAuth(); err != nil {
+		s.log.Info("change user refused", zap.String("new_user", cu.user), zap.Error(err))
+		// The upstream closes the session after a failed COM_CHANGE_USER.
+		return errSessionOver
+	}
+	s.log.Info("user changed", zap.String("new_user", cu.user))
+	s.user, s.db = cu.user, cu.db
+	s.log = s.srv.log.With(zap.Uint32("conn", s.id), zap.String("user", s.user))
+	return nil
+}

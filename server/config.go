@@ -1,0 +1,167 @@
+package server
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// Config is what heapproxy's front needs; cmd/heapproxy fills it from the
+// YAML file and the flags.
+type Config struct {
+	// Listen is the MySQL-protocol address clients connect to.
+	Listen string `yaml:"listen"`
+	// Upstream is the database everything not intercepted goes to. Empty
+	// selects the embedded default: heapproxy answers alone.
+	Upstream string `yaml:"upstream"`
+	// Users checked by heapproxy itself. Without an upstream they are the
+	// only accounts (default: root with an empty password); with one, the
+	// upstream checks credentials and this list is not consulted for auth.
+	Users []User `yaml:"users"`
+	// ProfileUsers may run ADMIN EXECUTE HeapProf statements.
+	ProfileUsers []string `yaml:"profile_users"`
+	// TLS towards clients, offered when a certificate is configured.
+	TLS TLSConfig `yaml:"tls"`
+	// UpstreamTLS asks for TLS on the connection to the upstream.
+	UpstreamTLS UpstreamTLSConfig `yaml:"upstream_tls"`
+	Timeouts    Timeouts          `yaml:"timeouts"`
+	// ServerVersion is announced in the embedded default; with an upstream
+	// the upstream's own version is relayed so drivers detect it.
+	ServerVersion string `yaml:"server_version"`
+}
+
+// User is one account heapproxy checks itself.
+type User struct {
+	Name string `yaml:"name"`
+	// Password in clear, or PasswordHash as MySQL's mysql_native_password
+	// hash ("*" followed by 40 hex digits, as in mysql.user).
+	Password     string `yaml:"password"`
+	PasswordHash string `yaml:"password_hash"`
+}
+
+// TLSConfig names the certificate heapproxy presents to clients.
+type TLSConfig struct {
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+}
+
+// UpstreamTLSConfig controls TLS from heapproxy to the upstream.
+type UpstreamTLSConfig struct {
+	Enabled            bool   `yaml:"enabled"`
+	CA                 string `yaml:"ca"`
+	ServerName         string `yaml:"server_name"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// Timeouts bound every wait on a peer.
+type Timeouts struct {
+	// Connect bounds dialing the upstream.
+	Connect time.Duration `yaml:"connect"`
+	// Handshake bounds the whole login exchange of a new client.
+	Handshake time.Duration `yaml:"handshake"`
+	// Idle closes a client that sends nothing for that long (0: never; the
+	// upstream's wait_timeout still applies).
+	Idle time.Duration `yaml:"idle"`
+	// Shutdown is how long running statements may finish after SIGTERM.
+	Shutdown time.Duration `yaml:"shutdown"`
+}
+
+// DefaultConfig is the embedded default.
+func DefaultConfig() Config {
+	return Config{
+		Listen:        "127.0.0.1:9030",
+		ProfileUsers:  []string{"root"},
+		ServerVersion: "8.0.33-heapproxy",
+		Timeouts: Timeouts{
+			Connect:   10 * time.Second,
+			Handshake: 30 * time.Second,
+			Shutdown:  30 * time.Second,
+		},
+	}
+}
+
+func (c *Config) embedded() bool { return c.Upstream == "" }
+
+// MayProfile tells whether a user may run the profiling statements.
+func (c *Config) MayProfile(user string) bool { return slices.Contains(c.ProfileUsers, user) }
+
+// localUsers is the account list heapproxy checks itself.
+func (c *Config) localUsers() []User {
+	if len(c.Users) == 0 {
+		return []User{{Name: "root"}}
+	}
+	return c.Users
+}
+
+// stage2 returns SHA1(SHA1(password)), what mysql_native_password needs to
+// check a reply; nil for an empty password.
+func (u *User) stage2() ([]byte, error) {
+	switch {
+	case u.PasswordHash != "":
+		h, err := mysql.DecodePasswordHex(u.PasswordHash)
+		if err != nil || len(h) != 20 {
+			return nil, fmt.Errorf("user %q: password_hash must be '*' and 40 hex digits", u.Name)
+		}
+		return h, nil
+	case u.Password != "":
+		return mysql.NativePasswordHash([]byte(u.Password)), nil
+	}
+	return nil, nil
+}
+
+func (c *Config) clientTLS() (*tls.Config, error) {
+	if c.TLS.Cert == "" && c.TLS.Key == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(c.TLS.Cert, c.TLS.Key)
+	if err != nil {
+		return nil, fmt.Errorf("load TLS certificate: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+func (c *Config) upstreamTLS() (*tls.Config, error) {
+	if !c.UpstreamTLS.Enabled {
+		return nil, nil
+	}
+	conf := &tls.Config{
+		ServerName:         c.UpstreamTLS.ServerName,
+		InsecureSkipVerify: c.UpstreamTLS.InsecureSkipVerify, //nolint:gosec // the operator's explicit choice
+		MinVersion:         tls.VersionTLS12,
+	}
+	if c.UpstreamTLS.CA != "" {
+		pem, err := os.ReadFile(c.UpstreamTLS.CA)
+		if err != nil {
+			return nil, fmt.Errorf("read upstream CA: %w", err)
+		}
+		conf.RootCAs = x509.NewCertPool()
+		if !conf.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("upstream CA %s holds no PEM certificate", c.UpstreamTLS.CA)
+		}
+	}
+	return conf, nil
+}
+
+// Validate checks what can be checked before listening.
+func (c *Config) Validate() error {
+	if c.Listen == "" {
+		return fmt.Errorf("listen address is empty")
+	}
+	for i := range c.Users {
+		if c.Users[i].Name == "" {
+			return fmt.Errorf("users[%d]: name is empty", i)
+		}
+		if _, err := c.Users[i].stage2(); err != nil {
+			return err
+		}
+	}
+	if c.UpstreamTLS.Enabled && c.Upstream == "" {
+		return fmt.Errorf("upstream_tls is enabled but no upstream is set")
+	}
+	return nil
+}

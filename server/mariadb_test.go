@@ -1,0 +1,249 @@
+package server
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"database/sql"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+)
+
+// testEnv is the real MariaDB the server tests run against, started once
+// per package run on a temporary datadir and a free port.
+type testEnv struct {
+	dir      string
+	addr     string // 127.0.0.1:port
+	socket   string
+	certFile string
+	keyFile  string
+	proc     *exec.Cmd
+}
+
+var env *testEnv // set once by TestMain, read-only afterwards
+
+func TestMain(m *testing.M) {
+	e, err := startMariaDB()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start MariaDB:", err)
+		os.Exit(1)
+	}
+	env = e
+	code := m.Run()
+	e.stop()
+	os.Exit(code)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func startMariaDB() (*testEnv, error) {
+	dir, err := os.MkdirTemp("", "heapproxy-mariadb-")
+	if err != nil {
+		return nil, err
+	}
+	e := &testEnv{dir: dir, socket: filepath.Join(dir, "mysqld.sock")}
+	e.certFile, e.keyFile, err = writeSelfSignedCert(dir, "127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	out, err := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+data,
+		"--auth-root-authentication-method=normal", "--skip-test-db", "--user=root").CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("mariadb-install-db: %v\n%s", err, out)
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	e.addr = fmt.Sprintf("127.0.0.1:%d", port)
+	logf, err := os.Create(filepath.Join(dir, "mariadbd.log"))
+	if err != nil {
+		return nil, err
+	}
+	e.proc = exec.Command("mariadbd", "--no-defaults", "--datadir="+data, "--socket="+e.socket,
+		fmt.Sprintf("--port=%d", port), "--bind-address=127.0.0.1", "--user=root",
+		"--max-allowed-packet=256M", "--local-infile=1", "--innodb-buffer-pool-size=256M",
+		"--ssl-cert="+e.certFile, "--ssl-key="+e.keyFile, "--pid-file="+filepath.Join(dir, "pid"))
+	e.proc.Stdout, e.proc.Stderr = logf, logf
+	if err := e.proc.Start(); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if err := exec.Command("mariadb", "--no-defaults", "-uroot", "-S", e.socket, "-e", "SELECT 1").Run(); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			e.stop()
+			log, _ := os.ReadFile(filepath.Join(dir, "mariadbd.log"))
+			return nil, fmt.Errorf("mariadbd did not start in 60 s:\n%s", log)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	setup := `
+INSTALL SONAME 'auth_ed25519';
+CREATE USER app@'%' IDENTIFIED BY 'secret';
+CREATE USER app@localhost IDENTIFIED BY 'secret';
+GRANT ALL ON *.* TO app@'%';
+GRANT ALL ON *.* TO app@localhost;
+CREATE USER edu@'%' IDENTIFIED VIA ed25519 USING PASSWORD('edpass');
+CREATE USER edu@localhost IDENTIFIED VIA ed25519 USING PASSWORD('edpass');
+GRANT ALL ON *.* TO edu@'%';
+GRANT ALL ON *.* TO edu@localhost;
+CREATE DATABASE t;`
+	if out, err := exec.Command("mariadb", "--no-defaults", "-uroot", "-S", e.socket, "-e", setup).CombinedOutput(); err != nil {
+		e.stop()
+		return nil, fmt.Errorf("setup users: %v\n%s", err, out)
+	}
+	return e, nil
+}
+
+func (e *testEnv) stop() {
+	if e.proc != nil && e.proc.Process != nil {
+		e.proc.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { e.proc.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			e.proc.Process.Kill()
+		}
+	}
+	os.RemoveAll(e.dir)
+}
+
+// writeSelfSignedCert writes a throwaway certificate for host.
+func writeSelfSignedCert(dir, host string) (string, string, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", "", err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: host},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		IPAddresses:  []net.IP{net.ParseIP(host)},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return "", "", err
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return "", "", err
+	}
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		return "", "", err
+	}
+	return certFile, keyFile, nil
+}
+
+// startProxy runs an in-process heapproxy until the test ends.
+func startProxy(t testing.TB, cfg Config) *Server {
+	t.Helper()
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	def := DefaultConfig()
+	if cfg.Timeouts == (Timeouts{}) {
+		cfg.Timeouts = def.Timeouts
+	}
+	if cfg.ProfileUsers == nil {
+		cfg.ProfileUsers = def.ProfileUsers
+	}
+	if cfg.ServerVersion == "" {
+		cfg.ServerVersion = def.ServerVersion
+	}
+	var log *zap.Logger
+	if tt, ok := t.(*testing.T); ok {
+		log = zaptest.NewLogger(tt, zaptest.Level(zap.WarnLevel))
+	} else {
+		log = zap.NewNop()
+	}
+	srv, err := New(cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve() }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		<-done
+	})
+	return srv
+}
+
+func upstreamProxy(t testing.TB) *Server {
+	return startProxy(t, Config{Upstream: env.addr})
+}
+
+func hostPort(srv *Server) (string, string) {
+	h, p, _ := net.SplitHostPort(srv.Addr().String())
+	return h, p
+}
+
+// cli runs the real mariadb client against addr and returns its output.
+func cli(t *testing.T, host, port, user, password string, extra ...string) (string, error) {
+	t.Helper()
+	args := append([]string{"--no-defaults", "-h", host, "-P", port, "-u", user, "--password=" + password}, extra...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "mariadb", args...).CombinedOutput()
+	return string(out), err
+}
+
+func openDB(t testing.TB, addr, user, password, params string) *sql.DB {
+	t.Helper()
+	dsn := fmt.Sprintf("%s:%s@tcp(%s)/t?%s", user, password, addr, params)
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// rootExec runs statements on the upstream directly as root.
+func rootExec(t testing.TB, stmts string) string {
+	t.Helper()
+	out, err := exec.Command("mariadb", "--no-defaults", "-uroot", "-S", env.socket, "-N", "-B", "-e", stmts).CombinedOutput()
+	if err != nil {
+		t.Fatalf("direct %q: %v\n%s", stmts, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}

@@ -1,0 +1,163 @@
+package server
+
+import (
+	"bufio"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+)
+
+// maxPayload is the largest payload of one physical packet; a logical packet
+// of this size or more continues in the next physical packet.
+const maxPayload = 1<<24 - 1
+
+// inspectLimit is how much of a relayed packet is kept for inspection. Status
+// packets (OK, ERR, EOF) and column counts are far smaller; rows larger than
+// this are streamed through without being held.
+const inspectLimit = 64 << 10
+
+// packetConn frames MySQL packets over one buffered connection. Reads and
+// writes share one sequence counter, as the protocol does. Writes are
+// buffered: callers flush once a response is complete, which turns thousands
+// of row packets into a few large writes.
+type packetConn struct {
+	conn net.Conn
+	r    *bufio.Reader
+	w    *bufio.Writer
+	seq  uint8
+	buf  []byte // reused for inspected packets
+}
+
+func newPacketConn(c net.Conn) *packetConn {
+	return &packetConn{
+		conn: c,
+		r:    bufio.NewReaderSize(c, 32<<10),
+		w:    bufio.NewWriterSize(c, 64<<10),
+	}
+}
+
+// upgrade wraps the transport in TLS. Bytes of the TLS handshake the peer
+// sent right behind its SSL request may already sit in the read buffer, so
+// the TLS layer reads through it.
+func (p *packetConn) upgrade(wrap func(net.Conn) *tls.Conn) (*tls.Conn, error) {
+	tc := wrap(&bufferedConn{Conn: p.conn, r: p.r})
+	if err := tc.Handshake(); err != nil {
+		return nil, err
+	}
+	p.conn = tc
+	p.r = bufio.NewReaderSize(tc, 32<<10)
+	p.w.Reset(tc)
+	return tc, nil
+}
+
+// bufferedConn reads what a bufio.Reader holds before the connection.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufferedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+func (p *packetConn) resetSeq() { p.seq = 0 }
+
+func (p *packetConn) readHeader() (int, error) {
+	var h [4]byte
+	if _, err := io.ReadFull(p.r, h[:]); err != nil {
+		return 0, err
+	}
+	n := int(h[0]) | int(h[1])<<8 | int(h[2])<<16
+	if h[3] != p.seq {
+		return 0, fmt.Errorf("packet sequence %d, expected %d", h[3], p.seq)
+	}
+	p.seq++
+	return n, nil
+}
+
+func (p *packetConn) writeHeader(n int) error {
+	h := [4]byte{byte(n), byte(n >> 8), byte(n >> 16), p.seq}
+	p.seq++
+	_, err := p.w.Write(h[:])
+	return err
+}
+
+// readPacket reads one logical packet of at most limit bytes. The returned
+// slice is valid until the next read.
+func (p *packetConn) readPacket(limit int) ([]byte, error) {
+	p.buf = p.buf[:0]
+	for {
+		n, err := p.readHeader()
+		if err != nil {
+			return nil, err
+		}
+		if len(p.buf)+n > limit {
+			return nil, fmt.Errorf("packet larger than %d bytes", limit)
+		}
+		start := len(p.buf)
+		p.buf = append(p.buf, make([]byte, n)...)
+		if _, err := io.ReadFull(p.r, p.buf[start:]); err != nil {
+			return nil, err
+		}
+		if n < maxPayload {
+			return p.buf, nil
+		}
+	}
+}
+
+// writePacket buffers one logical packet, split into physical packets.
+func (p *packetConn) writePacket(data []byte) error {
+	for {
+		n := min(len(data), maxPayload)
+		if err := p.writeHeader(n); err != nil {
+			return err
+		}
+		if _, err := p.w.Write(data[:n]); err != nil {
+			return err
+		}
+		data = data[n:]
+		if n < maxPayload {
+			return nil
+		}
+	}
+}
+
+func (p *packetConn) flush() error { return p.w.Flush() }
+
+// relayPacket copies one logical packet from src to dst, renumbering it for
+// dst's sequence. It returns the packet's payload when it is small enough to
+// inspect, otherwise its first inspectLimit bytes; large packets (rows with
+// big BLOBs, 16 MiB continuations) are streamed and never held whole.
+func relayPacket(dst, src *packetConn) ([]byte, error) {
+	var head []byte
+	for first := true; ; first = false {
+		n, err := src.readHeader()
+		if err != nil {
+			return nil, err
+		}
+		if err := dst.writeHeader(n); err != nil {
+			return nil, err
+		}
+		keep := 0
+		if first {
+			keep = min(n, inspectLimit)
+			if cap(src.buf) < keep {
+				src.buf = make([]byte, keep)
+			}
+			head = src.buf[:keep]
+			if _, err := io.ReadFull(src.r, head); err != nil {
+				return nil, err
+			}
+			if _, err := dst.w.Write(head); err != nil {
+				return nil, err
+			}
+		}
+		if rest := int64(n - keep); rest > 0 {
+			if _, err := io.CopyN(dst.w, src.r, rest); err != nil {
+				return nil, err
+			}
+		}
+		if n < maxPayload {
+			return head, nil
+		}
+	}
+}

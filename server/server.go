@@ -1,0 +1,158 @@
+// Package server is heapproxy's MySQL front: it accepts clients, logs them
+// in (passing authentication through to the upstream, or checking its own
+// user list in the embedded default), answers the statements heapproxy
+// owns and relays everything else to the upstream packet by packet.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Server is one listening heapproxy front.
+type Server struct {
+	cfg         Config
+	log         *zap.Logger
+	clientTLS   *tls.Config
+	upstreamTLS *tls.Config
+
+	ln     net.Listener
+	nextID atomic.Uint32
+
+	mu       sync.Mutex
+	sessions map[*session]struct{}
+	closing  bool
+	wg       sync.WaitGroup
+}
+
+// New checks the configuration and prepares a server; Listen starts it.
+func New(cfg Config, log *zap.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ct, err := cfg.clientTLS()
+	if err != nil {
+		return nil, err
+	}
+	ut, err := cfg.upstreamTLS()
+	if err != nil {
+		return nil, err
+	}
+	return &Server{
+		cfg: cfg, log: log, clientTLS: ct, upstreamTLS: ut,
+		sessions: map[*session]struct{}{},
+	}, nil
+}
+
+// Listen binds the configured address.
+func (s *Server) Listen() error {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.cfg.Listen, err)
+	}
+	s.ln = ln
+	return nil
+}
+
+// Addr is the bound address (useful with port 0).
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Serve accepts clients until Shutdown.
+func (s *Server) Serve() error {
+	mode := "upstream " + s.cfg.Upstream
+	if s.cfg.embedded() {
+		mode = "embedded default (no upstream)"
+	}
+	s.log.Info("listening", zap.String("addr", s.ln.Addr().String()), zap.String("mode", mode))
+	var delay time.Duration
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			if s.isClosing() {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				time.Sleep(delay)
+				continue
+			}
+			return fmt.Errorf("accept: %w", err)
+		}
+		delay = 0
+		sess := newSession(s, c, s.nextID.Add(1))
+		if !s.track(sess) {
+			c.Close()
+			return nil
+		}
+		go func() {
+			defer s.untrack(sess)
+			sess.run()
+		}()
+	}
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+func (s *Server) track(sess *session) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.sessions[sess] = struct{}{}
+	s.wg.Add(1)
+	return true
+}
+
+func (s *Server) untrack(sess *session) {
+	s.mu.Lock()
+	delete(s.sessions, sess)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// Shutdown stops accepting, closes idle sessions at once and lets running
+// statements finish until ctx ends; then it closes what is left.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	live := make([]*session, 0, len(s.sessions))
+	for sess := range s.sessions {
+		live = append(live, sess)
+	}
+	s.mu.Unlock()
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	s.log.Info("shutting down", zap.Int("sessions", len(live)))
+	for _, sess := range live {
+		sess.interruptIfIdle()
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		for sess := range s.sessions {
+			sess.closeConns()
+		}
+		s.mu.Unlock()
+		<-done
+		return fmt.Errorf("shutdown: closed sessions still running: %w", ctx.Err())
+	}
+}

@@ -1,0 +1,173 @@
+package server
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"go.uber.org/zap"
+)
+
+// maxHandshakePacket bounds what a client may send before it is logged in.
+const maxHandshakePacket = 64 << 10
+
+// session is one client connection and, with an upstream, its own upstream
+// connection: session state (USE, SET, transactions, temporary tables,
+// prepared statements) lives upstream exactly as if the client were direct.
+type session struct {
+	srv    *Server
+	id     uint32
+	log    *zap.Logger
+	client *packetConn
+	up     *packetConn // nil in the embedded default
+
+	caps   uint32 // negotiated with the client
+	user   string
+	db     string
+	status uint16 // last server status flags the client saw
+
+	mu   sync.Mutex
+	idle bool // waiting for the client's next command
+	done bool
+}
+
+func newSession(s *Server, c net.Conn, id uint32) *session {
+	return &session{
+		srv:    s,
+		id:     id,
+		log:    s.log.With(zap.Uint32("conn", id), zap.String("client", c.RemoteAddr().String())),
+		client: newPacketConn(c),
+		status: mysql.SERVER_STATUS_AUTOCOMMIT,
+	}
+}
+
+func (s *session) run() {
+	defer s.closeConns()
+	start := time.Now()
+	deadline := start.Add(s.srv.cfg.Timeouts.Handshake)
+	s.client.conn.SetDeadline(deadline)
+	var err error
+	if s.srv.cfg.embedded() {
+		err = s.loginLocal()
+	} else {
+		err = s.loginUpstream(deadline)
+	}
+	if err != nil {
+		s.log.Info("login failed", zap.String("user", s.user), zap.Error(err))
+		return
+	}
+	s.client.conn.SetDeadline(time.Time{})
+	if s.up != nil {
+		s.up.conn.SetDeadline(time.Time{})
+	}
+	s.log = s.log.With(zap.String("user", s.user))
+	s.log.Info("connection opened", zap.String("db", s.db), zap.Bool("tls", s.isTLS()))
+	err = s.serve()
+	fields := []zap.Field{zap.Duration("duration", time.Since(start))}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+		fields = append(fields, zap.Error(err))
+	}
+	s.log.Info("connection closed", fields...)
+}
+
+func (s *session) isTLS() bool {
+	_, ok := s.client.conn.(*tls.Conn)
+	return ok
+}
+
+// setIdle marks the session idle (between commands) or busy. It reports
+// false when the server is shutting down and the session should end.
+func (s *session) setIdle(idle bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.idle = idle
+	return !s.srv.isClosing()
+}
+
+// interruptIfIdle ends a session that waits for a command; a busy one
+// notices the shutdown when its statement is done.
+func (s *session) interruptIfIdle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.idle {
+		s.client.conn.SetReadDeadline(time.Now())
+	}
+}
+
+func (s *session) closeConns() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return
+	}
+	s.done = true
+	if s.up != nil {
+		s.up.conn.Close()
+	}
+	s.client.conn.Close()
+}
+
+// sendError writes an ERR packet to the client and flushes it.
+func (s *session) sendError(e *mysql.MyError) error {
+	if err := s.client.writePacket(errPacket(e)); err != nil {
+		return err
+	}
+	return s.client.flush()
+}
+
+func (s *session) sendOK() error {
+	if err := s.client.writePacket(okPacket(0, 0, s.status, 0)); err != nil {
+		return err
+	}
+	return s.client.flush()
+}
+
+// greet sends the client the initial handshake.
+func (s *session) greet(g *greeting) error {
+	if err := s.client.writePacket(g.encode()); err != nil {
+		return err
+	}
+	return s.client.flush()
+}
+
+// readHandshakeResponse reads the client's login, upgrading to TLS first
+// when it asks for it.
+func (s *session) readHandshakeResponse() (*handshakeResponse, error) {
+	p, err := s.client.readPacket(maxHandshakePacket)
+	if err != nil {
+		return nil, fmt.Errorf("read handshake response: %w", err)
+	}
+	if isSSLRequest(p) {
+		if s.srv.clientTLS == nil {
+			return nil, errors.New("client asked for TLS, none is configured")
+		}
+		if _, err := s.client.upgrade(func(c net.Conn) *tls.Conn { return tls.Server(c, s.srv.clientTLS) }); err != nil {
+			return nil, fmt.Errorf("TLS handshake: %w", err)
+		}
+		if p, err = s.client.readPacket(maxHandshakePacket); err != nil {
+			return nil, fmt.Errorf("read handshake response: %w", err)
+		}
+	}
+	r, err := parseHandshakeResponse(p)
+	if err != nil {
+		s.sendError(mysql.NewError(mysql.ER_HANDSHAKE_ERROR, "Bad handshake"))
+		return nil, fmt.Errorf("parse handshake response: %w", err)
+	}
+	s.user, s.db = r.user, r.db
+	return r, nil
+}
+
+func (s *session) accessDenied(usedPassword bool) *mysql.MyError {
+	yes := "NO"
+	if usedPassword {
+		yes = "YES"
+	}
+	host, _, _ := net.SplitHostPort(s.client.conn.RemoteAddr().String())
+	return mysql.NewError(mysql.ER_ACCESS_DENIED_ERROR,
+		fmt.Sprintf("Access denied for user '%s'@'%s' (using password: %s)", s.user, host, yes))
+}
