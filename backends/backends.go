@@ -138,4 +138,6 @@ const (
 	OpDisable = "disable"
 	OpStatus  = "status"
 	OpDump    = "dump"
+	// OpSymbolize is a call to a node's remote symbolizer.
+	OpSymbolize = "symbolize"
 )

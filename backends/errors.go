@@ -25,6 +25,8 @@ func (e *UnsupportedError) Error() string {
 		what = "report whether heap profiling is on"
 	case OpDump:
 		what = "send its heap profile"
+	case OpSymbolize:
+		what = "name addresses"
 	default:
 		what = e.Op
 	}

@@ -48,6 +48,7 @@ type Options struct {
 type Registry struct {
 	opts    Options
 	log     *zap.Logger
+	caller  *caller
 	drivers map[Kind]Driver
 
 	mu    sync.RWMutex
@@ -70,8 +71,9 @@ func NewRegistry(opts Options) *Registry {
 	}
 	c := newCaller(opts.HTTPClient, opts.Timeout, opts.MaxResponseBytes)
 	return &Registry{
-		opts: opts,
-		log:  log,
+		opts:   opts,
+		log:    log,
+		caller: c,
 		drivers: map[Kind]Driver{
 			StarRocks:  starRocksDriver{c},
 			Doris:      dorisDriver{c},

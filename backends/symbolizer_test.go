@@ -1,0 +1,118 @@
+package backends
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
+
+// profileFromHeapV2 makes an unsymbolized profile of a heap_v2 dump's
+// stacks (addresses only: parsing proper is heapprof's job).
+func profileFromHeapV2(t *testing.T, data []byte) *profile.Profile {
+	t.Helper()
+	p := &profile.Profile{}
+	for _, a := range stackAddrs(t, data) {
+		v, err := strconv.ParseUint(strings.TrimPrefix(a, "0x"), 16, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Location = append(p.Location, &profile.Location{ID: uint64(len(p.Location) + 1), Address: v})
+	}
+	return p
+}
+
+func profileFuncNames(p *profile.Profile) map[string]bool {
+	names := map[string]bool{}
+	for _, loc := range p.Location {
+		for _, l := range loc.Line {
+			names[l.Function.Name] = true
+		}
+	}
+	return names
+}
+
+// TestRemoteSymbolizer names a real jemalloc dump's addresses through the
+// node's /pprof/symbol (POST), and a Go service's through its GET-only
+// /debug/pprof/symbol.
+func TestRemoteSymbolizer(t *testing.T) {
+	ctx := context.Background()
+	t.Run("jemalloc node", func(t *testing.T) {
+		host, port := startJenode(t)
+		node := Node{ID: 10001, Kind: StarRocks, Host: host, HTTPPort: port}
+		reg := NewRegistry(Options{})
+		reg.Add(node)
+		if err := reg.Enable(ctx, Node{ID: 10001}); !IsUnsupported(err) {
+			t.Fatal(err)
+		}
+		nodeHTTP(t, http.MethodPost, node.BaseURL()+"/debug/prof/mem/activate", "")
+		nodeHTTP(t, http.MethodGet, node.BaseURL()+"/alloc", "")
+		d, err := reg.Dump(ctx, node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := profileFromHeapV2(t, d.Data)
+		sym, err := reg.RemoteSymbolizer(node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sym.Symbolize(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		names := profileFuncNames(p)
+		for _, f := range jenodeFuncs {
+			if !names[f] {
+				t.Errorf("symbolized profile lacks %s: %v", f, names)
+			}
+		}
+		if err := p.CheckValid(); err != nil {
+			t.Errorf("profile invalid after symbolization: %v", err)
+		}
+		if got := requestCount(t, node.BaseURL(), "/pprof/symbol"); got != (len(p.Location)+symbolBatch-1)/symbolBatch {
+			t.Errorf("%d symbolizer requests for %d addresses", got, len(p.Location))
+		}
+	})
+	t.Run("go service", func(t *testing.T) {
+		host, port := startGonode(t)
+		node := Node{ID: 20001, Kind: Go, Host: host, HTTPPort: port}
+		reg := NewRegistry(Options{})
+		reg.Add(node)
+		d, err := reg.Dump(ctx, node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := profile.ParseData(d.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Forget the names the service sent, then ask for them again.
+		for _, loc := range p.Location {
+			loc.Line = nil
+		}
+		p.Function = nil
+		sym, err := reg.RemoteSymbolizer(node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sym.Symbolize(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if !profileFuncNames(p)["main.gonodeRetainBlocks"] {
+			t.Errorf("symbolized profile lacks main.gonodeRetainBlocks")
+		}
+	})
+	t.Run("kinds without one", func(t *testing.T) {
+		reg := NewRegistry(Options{})
+		for _, k := range []Kind{GreptimeDB, Databend, Self} {
+			reg.Add(Node{ID: 1, Kind: k, Host: "127.0.0.1", HTTPPort: 1})
+			_, err := reg.RemoteSymbolizer(Node{ID: 1})
+			wantUnsupported(t, err, k, OpSymbolize)
+		}
+		if _, err := reg.RemoteSymbolizer(Node{ID: 2}); err == nil || err.Error() != "node not found: 2" {
+			t.Errorf("unregistered: %v", err)
+		}
+	})
+}
