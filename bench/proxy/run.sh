@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# Proxy benchmark (issue 2): sysbench against MariaDB directly, through
+# HAProxy in TCP mode (a proxy that does not read the protocol) and through
+# heapproxy, in one run on this machine, and a markdown table of QPS, p95
+# latency, the ratios heapproxy/HAProxy and heapproxy/direct, and each proxy's
+# CPU seconds per 10,000 queries. See README.md next to this script.
+set -euo pipefail
+
+DURATION=${DURATION:-20}                                # seconds per sysbench run
+THREADS=${THREADS:-"1 4 8"}                             # sysbench --threads values
+WORKLOADS=${WORKLOADS:-"oltp_point_select oltp_read_only"}
+TARGETS=${TARGETS:-"direct haproxy heapproxy"}          # any subset, in this order per run
+TABLE_SIZE=${TABLE_SIZE:-100000}                        # rows per sysbench table
+TABLES=${TABLES:-1}
+WARMUP=${WARMUP:-5}                                     # seconds of direct load before measuring
+HEAPPROXY_BIN=${HEAPPROXY_BIN:-}                        # prebuilt binary; default: go build ./cmd/heapproxy
+OUT=${OUT:-}                                            # also write the markdown table to this file
+KEEP=${KEEP:-0}                                         # 1: keep the temp dir (logs, sysbench outputs)
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d /tmp/heapproxy-bench.XXXXXX)
+pids=()
+
+log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+cleanup() {
+	local rc=$?
+	# Stop only the processes this script started, newest first.
+	for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+		kill "${pids[i]}" 2>/dev/null || true
+	done
+	for pid in "${pids[@]}"; do
+		for _ in $(seq 1 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -9 "$pid" 2>/dev/null || true
+	done
+	if [[ $KEEP == 1 || $rc != 0 ]]; then
+		log "logs kept in $tmp"
+	else
+		rm -rf "$tmp"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Tools: Debian's sysbench and haproxy, installed on demand; MariaDB from CI.
+missing=()
+command -v sysbench >/dev/null || missing+=(sysbench)
+[[ " $TARGETS " == *" haproxy "* ]] && ! command -v haproxy >/dev/null && ! [[ -x /usr/sbin/haproxy ]] && missing+=(haproxy)
+if ((${#missing[@]})); then
+	log "installing ${missing[*]}"
+	[[ $(id -u) == 0 ]] || die "need ${missing[*]}: run apt-get install -y ${missing[*]}"
+	apt-get install -y "${missing[@]}" >"$tmp/apt.log" 2>&1 || die "apt-get install ${missing[*]} failed, see $tmp/apt.log"
+fi
+export PATH=$PATH:/usr/sbin
+for t in mariadb-install-db mariadbd mariadb mariadb-admin sysbench; do
+	command -v "$t" >/dev/null || die "$t not found (apt-get install -y mariadb-server mariadb-client sysbench)"
+done
+
+# free_port prints a TCP port on 127.0.0.1 that nothing listens on.
+free_port() {
+	local p
+	for _ in $(seq 1 200); do
+		p=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+	die "no free port found"
+}
+
+# wait_sql PORT NAME: wait until a login as the benchmark user works on PORT.
+wait_sql() {
+	for _ in $(seq 1 300); do
+		if mariadb --no-defaults -h127.0.0.1 -P"$1" -u"$dbuser" -p"$dbpass" -e 'SELECT 1' sbtest >/dev/null 2>&1; then
+			return
+		fi
+		sleep 0.2
+	done
+	die "$2 on port $1 does not answer; see $tmp/*.log"
+}
+
+# cpu_ticks PID prints utime+stime of PID in clock ticks (/proc/PID/stat fields 14 and 15).
+cpu_ticks() {
+	# The command name (field 2) may hold spaces: read after its closing parenthesis.
+	local rest
+	rest=$(sed 's/^.*) //' "/proc/$1/stat")
+	awk '{print $12 + $13}' <<<"$rest"
+}
+
+clk_tck=$(getconf CLK_TCK)
+runas=()
+[[ $(id -u) == 0 ]] && runas=(--user=root)
+
+# --- MariaDB on a temp datadir and a free port --------------------------------
+dbport=$(free_port)
+dbuser=sbtest
+dbpass=sbtest-$RANDOM$RANDOM
+log "starting MariaDB on 127.0.0.1:$dbport (datadir $tmp/data)"
+mariadb-install-db --no-defaults --datadir="$tmp/data" --auth-root-authentication-method=normal \
+	--skip-test-db "${runas[@]}" >"$tmp/install.log" 2>&1 || die "mariadb-install-db failed, see $tmp/install.log"
+mariadbd --no-defaults --datadir="$tmp/data" --socket="$tmp/mysqld.sock" --port="$dbport" \
+	--bind-address=127.0.0.1 --pid-file="$tmp/mysqld.pid" --innodb-buffer-pool-size=512M \
+	--max-connections=500 --skip-name-resolve --performance-schema=OFF "${runas[@]}" \
+	>"$tmp/mariadbd.log" 2>&1 &
+pids+=($!)
+dbpid=$!
+for _ in $(seq 1 300); do
+	mariadb-admin --no-defaults --socket="$tmp/mysqld.sock" -uroot ping >/dev/null 2>&1 && break
+	kill -0 "$dbpid" 2>/dev/null || die "mariadbd exited, see $tmp/mariadbd.log"
+	sleep 0.2
+done
+mariadb --no-defaults --socket="$tmp/mysqld.sock" -uroot <<SQL || die "creating the sysbench user failed"
+CREATE DATABASE sbtest;
+CREATE USER '$dbuser'@'127.0.0.1' IDENTIFIED BY '$dbpass';
+GRANT ALL ON sbtest.* TO '$dbuser'@'127.0.0.1';
+SQL
+wait_sql "$dbport" MariaDB
+
+sb_common=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-user="$dbuser" --mysql-password="$dbpass"
+	--mysql-db=sbtest --tables="$TABLES" --table-size="$TABLE_SIZE")
+log "preparing $TABLES sysbench table(s) of $TABLE_SIZE rows"
+sysbench oltp_read_only "${sb_common[@]}" --mysql-port="$dbport" prepare >"$tmp/prepare.log" 2>&1 ||
+	die "sysbench prepare failed, see $tmp/prepare.log"
+
+# --- HAProxy in TCP mode -------------------------------------------------------
+declare -A port pid
+port[direct]=$dbport
+pid[direct]=
+if [[ " $TARGETS " == *" haproxy "* ]]; then
+	port[haproxy]=$(free_port)
+	cat >"$tmp/haproxy.cfg" <<CFG
+global
+    maxconn 2000
+defaults
+    mode tcp
+    timeout connect 5s
+    timeout client 1h
+    timeout server 1h
+listen mysql
+    bind 127.0.0.1:${port[haproxy]}
+    server mariadb 127.0.0.1:$dbport
+CFG
+	log "starting HAProxy on 127.0.0.1:${port[haproxy]}"
+	haproxy -db -f "$tmp/haproxy.cfg" >"$tmp/haproxy.log" 2>&1 &
+	pids+=($!)
+	pid[haproxy]=$!
+	wait_sql "${port[haproxy]}" HAProxy
+fi
+
+# --- heapproxy -------------------------------------------------------------------
+if [[ " $TARGETS " == *" heapproxy "* ]]; then
+	if [[ -z $HEAPPROXY_BIN ]]; then
+		HEAPPROXY_BIN=$tmp/heapproxy
+		log "building heapproxy"
+		(cd "$repo" && go build -o "$HEAPPROXY_BIN" ./cmd/heapproxy) >"$tmp/build.log" 2>&1 ||
+			die "go build ./cmd/heapproxy failed, see $tmp/build.log (or set TARGETS=\"direct haproxy\")"
+	fi
+	port[heapproxy]=$(free_port)
+	log "starting heapproxy on 127.0.0.1:${port[heapproxy]}"
+	"$HEAPPROXY_BIN" --listen "127.0.0.1:${port[heapproxy]}" --upstream "127.0.0.1:$dbport" \
+		--log-level warn >"$tmp/heapproxy.log" 2>&1 &
+	pids+=($!)
+	pid[heapproxy]=$!
+	wait_sql "${port[heapproxy]}" heapproxy
+fi
+
+# --- runs ------------------------------------------------------------------------
+if ((WARMUP > 0)); then
+	log "warming up for ${WARMUP}s"
+	sysbench oltp_read_only "${sb_common[@]}" --mysql-port="$dbport" --threads=4 --time="$WARMUP" run \
+		>"$tmp/warmup.log" 2>&1 || die "warm-up failed, see $tmp/warmup.log"
+fi
+
+declare -A qps p95 cpu
+for w in $WORKLOADS; do
+	for th in $THREADS; do
+		for tg in $TARGETS; do
+			out="$tmp/$w.$th.$tg.log"
+			log "$w threads=$th via $tg (${DURATION}s)"
+			[[ -n ${pid[$tg]} ]] && c0=$(cpu_ticks "${pid[$tg]}")
+			sysbench "$w" "${sb_common[@]}" --mysql-port="${port[$tg]}" --threads="$th" \
+				--time="$DURATION" --percentile=95 --report-interval=0 run >"$out" 2>&1 ||
+				die "sysbench $w via $tg failed, see $out"
+			# "queries:   123456 (6172.80 per sec.)" and "95th percentile:   1.23"
+			queries=$(awk '$1 == "queries:" {print $2}' "$out")
+			qps[$w.$th.$tg]=$(awk '$1 == "queries:" {gsub(/\(/, "", $3); print $3}' "$out")
+			p95[$w.$th.$tg]=$(awk '$1 == "95th" {print $3}' "$out")
+			[[ -n $queries && -n ${qps[$w.$th.$tg]} ]] || die "cannot read sysbench output $out"
+			cpu[$w.$th.$tg]=-
+			if [[ -n ${pid[$tg]} ]]; then
+				kill -0 "${pid[$tg]}" 2>/dev/null || die "$tg died during the run, see $tmp/$tg.log"
+				c1=$(cpu_ticks "${pid[$tg]}")
+				cpu[$w.$th.$tg]=$(awk -v d=$((c1 - c0)) -v hz="$clk_tck" -v q="$queries" \
+					'BEGIN {printf "%.3f", d / hz / q * 10000}')
+			fi
+		done
+	done
+done
+
+# --- report ----------------------------------------------------------------------
+ratio() { # ratio A B prints A/B with two decimals, or - when either is missing
+	if [[ -n ${1:-} && -n ${2:-} ]]; then awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; else echo -; fi
+}
+report() {
+	echo "Proxy benchmark, $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) CPU(s) ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')):"
+	echo "$(mariadbd --version | awk '{print $3}'), $(sysbench --version), $(haproxy -v 2>/dev/null | head -1 | awk '{print "HAProxy " $3}');"
+	echo "${DURATION}s per run, $TABLES table(s) of $TABLE_SIZE rows, everything on 127.0.0.1 sharing the same CPUs."
+	echo "CPU s/10k q is the proxy process's utime+stime per 10,000 sysbench queries."
+	echo
+	echo "| workload | threads | target | QPS | p95 ms | /HAProxy | /direct | CPU s/10k q |"
+	echo "|---|---:|---|---:|---:|---:|---:|---:|"
+	for w in $WORKLOADS; do
+		for th in $THREADS; do
+			for tg in $TARGETS; do
+				k=$w.$th.$tg
+				vh=-
+				vd=-
+				[[ $tg != direct && $tg != haproxy ]] && vh=$(ratio "${qps[$k]}" "${qps[$w.$th.haproxy]:-}")
+				[[ $tg != direct ]] && vd=$(ratio "${qps[$k]}" "${qps[$w.$th.direct]:-}")
+				printf '| %s | %s | %s | %.0f | %s | %s | %s | %s |\n' "$w" "$th" "$tg" "${qps[$k]}" "${p95[$k]}" "$vh" "$vd" "${cpu[$k]}"
+			done
+		done
+	done
+}
+report | tee "${OUT:-/dev/null}"
