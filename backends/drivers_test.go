@@ -118,6 +118,25 @@ func checkDOT(t *testing.T, dot []byte) {
 	}
 }
 
+// sampledBytes reads the total of a fresh raw dump ("  t*: objs: bytes").
+func sampledBytes(t *testing.T, base string) int64 {
+	t.Helper()
+	code, body := nodeHTTP(t, http.MethodGet, base+"/pprof/heap", "")
+	lines := strings.SplitN(body, "\n", 3)
+	if code != http.StatusOK || len(lines) < 2 {
+		t.Fatalf("raw dump: %d %q", code, body[:min(len(body), 80)])
+	}
+	f := strings.Fields(strings.NewReplacer(":", " ").Replace(lines[1]))
+	if len(f) < 3 || f[0] != "t*" {
+		t.Fatalf("totals line %q", lines[1])
+	}
+	v, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 func wantUnsupported(t *testing.T, err error, kind Kind, op string) {
 	t.Helper()
 	var u *UnsupportedError
@@ -198,9 +217,11 @@ func TestJemallocKinds(t *testing.T) {
 			}
 			status(true)
 
+			enabledFrom := sampledBytes(t, base)
 			if code, _ := nodeHTTP(t, http.MethodGet, base+"/alloc", ""); code != http.StatusOK {
 				t.Fatalf("/alloc: %d", code)
 			}
+			enabledGrowth := sampledBytes(t, base) - enabledFrom
 			d, err := reg.Dump(ctx, node)
 			if err != nil {
 				t.Fatalf("Dump: %v", err)
@@ -243,6 +264,17 @@ func TestJemallocKinds(t *testing.T) {
 				setActive(false)
 			}
 			status(false)
+
+			// Disabled means no new samples: the same allocations that grew
+			// the profile by MBs while enabled barely move it now (measured:
+			// tens of KB, from blocks sampled before that jemalloc still
+			// tracks through realloc).
+			before := sampledBytes(t, base)
+			nodeHTTP(t, http.MethodGet, base+"/alloc", "")
+			disabledGrowth := sampledBytes(t, base) - before
+			if enabledGrowth <= 0 || disabledGrowth*10 > enabledGrowth {
+				t.Errorf("sampled bytes grew by %d while enabled, by %d after Disable", enabledGrowth, disabledGrowth)
+			}
 		})
 	}
 }
