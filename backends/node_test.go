@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 
 // startProc runs a test node and reads its "... listening on host:port"
 // line. The process is killed when the test ends.
-func startProc(t *testing.T, env []string, bin string, args ...string) (host string, port int) {
+func startProc(t testing.TB, env []string, bin string, args ...string) (host string, port int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -99,7 +99,7 @@ func startProc(t *testing.T, env []string, bin string, args ...string) (host str
 
 // startJenode starts the real jemalloc node with profiling compiled in and
 // inactive, sampling every 1 KiB.
-func startJenode(t *testing.T, args ...string) (host string, port int) {
+func startJenode(t testing.TB, args ...string) (host string, port int) {
 	t.Helper()
 	tmp := t.TempDir()
 	env := []string{"MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:10", "TMPDIR=" + tmp}
