@@ -141,7 +141,7 @@ func fromTiDB(p *tidb.Parser, sql string) (*Statement, error) {
 	var st *Statement
 	switch n := node.(type) {
 	case *ast.SelectStmt:
-		st = fromSelect(n)
+		st = fromSelect(n, sql)
 	case *ast.SetStmt:
 		st = fromSet(n)
 	case *ast.ShowStmt:
@@ -182,13 +182,14 @@ func mariaDBComments(sql string) string {
 	}
 }
 
-func fromSelect(n *ast.SelectStmt) *Statement {
+func fromSelect(n *ast.SelectStmt, sql string) *Statement {
 	if n.Kind != ast.SelectStmtKindSelect || n.From != nil || n.Where != nil || n.GroupBy != nil ||
 		n.Having != nil || n.OrderBy != nil || len(n.WindowSpecs) > 0 || n.LockInfo != nil ||
 		n.SelectIntoOpt != nil || n.With != nil || n.Fields == nil || len(n.Fields.Fields) == 0 {
 		return nil
 	}
 	sel := &Select{}
+	var ends []int
 	if n.Limit != nil {
 		if n.Limit.Offset != nil {
 			return nil
@@ -225,7 +226,10 @@ func fromSelect(n *ast.SelectStmt) *Statement {
 		}
 		col := f.AsName.O
 		if col == "" {
-			col = f.Text()
+			if ends == nil {
+				ends = tokenEnds(sql)
+			}
+			col = columnName(f.Text(), f.Offset, ends)
 			if e.Kind == ExprLiteral && e.Lit == LitString {
 				col = e.Value
 			}
@@ -233,6 +237,34 @@ func fromSelect(n *ast.SelectStmt) *Statement {
 		sel.Fields = append(sel.Fields, Field{Column: col, Expr: e})
 	}
 	return &Statement{Kind: LocalSelect, Select: sel}
+}
+
+// tokenEnds returns the end offset of every token of sql, in order.
+func tokenEnds(sql string) []int {
+	var ends []int
+	l := lexer{src: sql}
+	for t := l.next(); t.kind != tokEOF; t = l.next() {
+		ends = append(ends, l.pos)
+	}
+	return ends
+}
+
+// columnName cuts a select field's text (which starts at offset in the
+// statement) after its last token: the TiDB parser's field text runs up to
+// the next token, comments and the */ of an executable comment included,
+// while MySQL names the column by the expression alone.
+func columnName(text string, offset int, ends []int) string {
+	end := offset
+	for _, e := range ends {
+		if e > offset+len(text) {
+			break
+		}
+		end = e
+	}
+	if end <= offset {
+		return text
+	}
+	return text[:end-offset]
 }
 
 func fromSet(n *ast.SetStmt) *Statement {
