@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,24 +50,34 @@ type builtProg struct {
 	profiles []string
 }
 
-// progs is filled once by TestMain (test-only state).
+// progs is filled on first use (test-only state): building and running
+// the programs takes seconds, which fuzz workers should not pay.
 var (
+	progsOnce sync.Once
 	progs     = map[string]builtProg{}
 	progsErr  error
 	progsRoot string
 )
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "heapprof-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	progsRoot = dir
-	progsErr = buildProgs(dir)
 	code := m.Run()
-	os.RemoveAll(dir)
+	if progsRoot != "" {
+		os.RemoveAll(progsRoot)
+	}
 	os.Exit(code)
+}
+
+func buildProgsOnce() error {
+	progsOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "heapprof-test-")
+		if err != nil {
+			progsErr = err
+			return
+		}
+		progsRoot = dir
+		progsErr = buildProgs(dir)
+	})
+	return progsErr
 }
 
 func run(ctx context.Context, env []string, name string, args ...string) ([]byte, error) {
@@ -122,8 +133,8 @@ func buildProgs(dir string) error {
 
 func prog(t testing.TB, name string) builtProg {
 	t.Helper()
-	if progsErr != nil {
-		t.Fatalf("building test programs: %v", progsErr)
+	if err := buildProgsOnce(); err != nil {
+		t.Fatalf("building test programs: %v", err)
 	}
 	bp, ok := progs[name]
 	if !ok {
