@@ -426,3 +426,43 @@ func TestSelf(t *testing.T) {
 	}
 	selfSink = nil
 }
+
+// TestProfilingNotStarted: a node whose jemalloc was started without
+// prof:true cannot dump; each driver reports it the way its product fails
+// (StarRocks: an empty 200; the others: HTTP 500 with the node's text).
+func TestProfilingNotStarted(t *testing.T) {
+	host, port := startJenodeConf(t, "prof:false")
+	ctx := context.Background()
+	tests := []struct {
+		kind Kind
+		op   string
+		call func(*Registry, Node) error
+		want []string
+	}{
+		{StarRocks, OpDump, dumpOp, []string{"GET /pprof/heap", "empty answer", "prof:true"}},
+		{TiKV, OpDump, dumpOp, []string{"GET /debug/pprof/heap", "HTTP 500", "dump jemalloc prof file failed"}},
+		{Databend, OpDump, dumpOp, []string{"GET /debug/mem/pprof/profile?seconds=0", "HTTP 500"}},
+		{GreptimeDB, OpDump, dumpOp, []string{"POST /debug/prof/mem", "HTTP 500"}},
+		{GreptimeDB, OpEnable, func(r *Registry, n Node) error { return r.Enable(ctx, n) }, []string{"POST /debug/prof/mem/activate", "HTTP 500"}},
+		{Doris, OpEnable, func(r *Registry, n Node) error { return r.Enable(ctx, n) }, []string{"GET /jeheap/active/true", "HTTP 500"}},
+		{Doris, OpDump, dumpOp, []string{"GET /jeheap/dump", "HTTP 500", "Jemalloc heap profiler is not enabled"}},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.kind)+"/"+tc.op, func(t *testing.T) {
+			n := Node{ID: 50001, Kind: tc.kind, Host: host, HTTPPort: port}
+			reg := NewRegistry(Options{})
+			reg.Add(n)
+			err := tc.call(reg, n)
+			var ne *NodeError
+			if !errors.As(err, &ne) || ne.Op != tc.op {
+				t.Fatalf("got %v, want *NodeError for %s", err, tc.op)
+			}
+			t.Log(err)
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}

@@ -101,8 +101,14 @@ func startProc(t testing.TB, env []string, bin string, args ...string) (host str
 // inactive, sampling every 1 KiB.
 func startJenode(t testing.TB, args ...string) (host string, port int) {
 	t.Helper()
+	return startJenodeConf(t, "prof:true,prof_active:false,lg_prof_sample:10", args...)
+}
+
+// startJenodeConf starts jenode with the given MALLOC_CONF.
+func startJenodeConf(t testing.TB, mallocConf string, args ...string) (host string, port int) {
+	t.Helper()
 	tmp := t.TempDir()
-	env := []string{"MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:10", "TMPDIR=" + tmp}
+	env := []string{"MALLOC_CONF=" + mallocConf, "TMPDIR=" + tmp}
 	return startProc(t, env, jenodeBin, append([]string{"--port", "0", "--dump-dir", tmp}, args...)...)
 }
 

@@ -365,15 +365,20 @@ static void sleep_ms(int ms) {
 }
 
 /* Dumps and sends the raw heap_v2 profile (StarRocks, TiKV, Databend,
- * GreptimeDB all answer with the file jemalloc wrote). */
-static void handle_raw_dump(struct node *n, int fd) {
+ * GreptimeDB all answer with the file jemalloc wrote). When prof.dump fails
+ * (jemalloc started without prof:true) StarRocks' HeapAction sends an empty
+ * 200 (its error string is shadowed); the others answer 500. */
+static void handle_raw_dump(struct node *n, int fd, bool empty_on_failure) {
 	if (n->o.slow_dump_ms > 0) {
 		sleep_ms(n->o.slow_dump_ms);
 	}
 	char path[4096];
 	if (prof_dump(n, path, sizeof(path)) != 0) {
-		/* StarRocks answers an empty 200 here; say why instead. */
-		reply_str(fd, 500, "dump jemalloc prof file failed\n");
+		if (empty_on_failure) {
+			reply(fd, 200, "text/plain", "", 0);
+		} else {
+			reply_str(fd, 500, "dump jemalloc prof file failed\n");
+		}
 		return;
 	}
 	size_t len = 0;
@@ -573,7 +578,7 @@ static void route(struct node *n, int fd, struct req *r) {
 	} else if ((strcmp(p, "/pprof/heap") == 0 || strcmp(p, "/debug/pprof/heap") == 0 ||
 	            strcmp(p, "/debug/mem/pprof/profile") == 0) &&
 	           get) {
-		handle_raw_dump(n, fd);
+		handle_raw_dump(n, fd, strcmp(p, "/pprof/heap") == 0);
 	} else if (strcmp(p, "/debug/pprof/heap_activate") == 0 ||
 	           strcmp(p, "/debug/pprof/heap_deactivate") == 0) {
 		/* current TiKV status_server */
@@ -597,7 +602,7 @@ static void route(struct node *n, int fd, struct req *r) {
 			reply_str(fd, 400, "jenode serves output=text only\n");
 			return;
 		}
-		handle_raw_dump(n, fd);
+		handle_raw_dump(n, fd, false);
 	} else if (strcmp(p, "/debug/prof/mem/status") == 0 && get) {
 		bool active = false;
 		if (prof_get_active(&active) != 0) {
