@@ -345,9 +345,10 @@ func (x *dwarfIndex) loadUnit(off dwarf.Offset) (*unitInfo, error) {
 			stack = append(stack, -1)
 		}
 	}
+	cLike := cLikeLanguage(cu)
 	for _, p := range pending {
 		f := &u.funcs[p.idx]
-		x.applyNames(u, p.attrs, true, 0, &f.name, &f.isLinkage)
+		x.applyNames(u, p.attrs, true, 0, cLike, &f.name, &f.isLinkage)
 	}
 	u.buildLookup()
 	return u, nil
@@ -357,7 +358,7 @@ func (x *dwarfIndex) loadUnit(off dwarf.Offset) (*unitInfo, error) {
 // linkage name always wins, DW_AT_name only fills an empty name, and
 // references are followed (abstract origins only from the DIE itself,
 // specifications at every step).
-func (x *dwarfIndex) applyNames(u *unitInfo, attrs []nameAttr, top bool, depth int, name *string, linkage *bool) {
+func (x *dwarfIndex) applyNames(u *unitInfo, attrs []nameAttr, top bool, depth int, cLike bool, name *string, linkage *bool) {
 	if depth > 100 {
 		return
 	}
@@ -366,16 +367,19 @@ func (x *dwarfIndex) applyNames(u *unitInfo, attrs []nameAttr, top bool, depth i
 		case dwarf.AttrName:
 			if *name == "" {
 				*name = a.str
+				if cLike {
+					*linkage = true
+				}
 			}
 		case dwarf.AttrLinkageName, attrMIPSLinkageName:
 			*name = a.str
 			*linkage = true
 		case dwarf.AttrAbstractOrigin:
 			if top {
-				x.applyNames(u, x.namesAt(u, a.ref), false, depth+1, name, linkage)
+				x.applyNames(u, x.namesAt(u, a.ref), false, depth+1, cLike, name, linkage)
 			}
 		case dwarf.AttrSpecification:
-			x.applyNames(u, x.namesAt(u, a.ref), false, depth+1, name, linkage)
+			x.applyNames(u, x.namesAt(u, a.ref), false, depth+1, cLike, name, linkage)
 		}
 	}
 }
@@ -485,6 +489,12 @@ func (u *unitInfo) readLines(d *dwarf.Data, cu *dwarf.Entry) error {
 		}
 		u.files = append(u.files, name)
 	}
+	// BFD 2.40 starts every sequence of a DWARF 5 table with file 0 (the
+	// unit's primary file) instead of the default file register 1. gcc
+	// only emits DW_LNS_set_file on a change, so rows naming file 1 before
+	// the first change in a sequence are the ones BFD names after file 0.
+	dwarf5 := len(lr.Files()) > 0 && lr.Files()[0] != nil
+	fileChanged := false
 	var cur *lineSeq
 	var le dwarf.LineEntry
 	for {
@@ -503,6 +513,11 @@ func (u *unitInfo) readLines(d *dwarf.Data, cu *dwarf.Entry) error {
 				u.files = append(u.files, le.File.Name)
 			}
 		}
+		if fi != 1 {
+			fileChanged = true
+		} else if dwarf5 && !fileChanged {
+			fi = 0
+		}
 		row := lineRow{addr: le.Address, file: fi, line: int32(le.Line), end: le.EndSequence}
 		switch {
 		case cur != nil && len(cur.rows) > 0 && cur.rows[len(cur.rows)-1].addr == row.addr && cur.rows[len(cur.rows)-1].end == row.end:
@@ -516,6 +531,7 @@ func (u *unitInfo) readLines(d *dwarf.Data, cu *dwarf.Entry) error {
 		}
 		if row.end {
 			cur = nil
+			fileChanged = false
 		}
 	}
 	// A sequence without an end row is dropped by nobody; keep it sorted.
@@ -579,3 +595,16 @@ func le32(b []byte) uint32 {
 }
 
 func le64(b []byte) uint64 { return uint64(le32(b)) | uint64(le32(b[4:]))<<32 }
+
+// cLikeLanguage is BFD's mangle_style(lang) == 0: languages whose
+// DW_AT_name is the symbol name (C, Fortran, Pascal and the like).
+func cLikeLanguage(cu *dwarf.Entry) bool {
+	lang, _ := cu.Val(dwarf.AttrLanguage).(int64)
+	switch lang {
+	case 0x01, 0x02, 0x0c, 0x1d, // C89, C, C99, C11
+		0x05, 0x06, 0x07, 0x0e, 0x22, 0x23, // Cobol, Fortran77/90/95/03/08
+		0x09, 0x0a, 0x0f: // Pascal83, Modula2, PLI
+		return true
+	}
+	return false
+}

@@ -37,8 +37,7 @@ type object struct {
 	sections []section
 	nm       nmTable
 	syms     bfdSymtab // addr2line's symbols
-	dbgSyms  *bfdSymtab
-	dbgSecs  []section
+	symSecs  []section // the sections syms refer to
 
 	mu   sync.Mutex
 	dw   *dwarfIndex
@@ -57,6 +56,7 @@ func openObject(path string, debugDirs []string) (*object, error) {
 	o := &object{path: path, memo: make(map[uint64]answer)}
 	o.buildID = buildID(f)
 	o.sections = allocSections(f)
+	o.symSecs = o.sections
 	if text := f.Section(".text"); text != nil {
 		o.textAdj = text.Addr - text.Offset
 	}
@@ -82,10 +82,11 @@ func openObject(path string, debugDirs []string) (*object, error) {
 			if err == nil {
 				defer df.Close()
 				dwFile = df
+				// BFD then takes the debug file's symbols for every
+				// name it looks up.
 				if s, err := df.Symbols(); err == nil && len(s) > 0 {
-					t := buildBFDSymtab(s, false)
-					o.dbgSyms = &t
-					o.dbgSecs = allocSections(df)
+					o.syms = buildBFDSymtab(s, false)
+					o.symSecs = allocSections(df)
 				}
 			}
 		}
@@ -238,8 +239,7 @@ func (o *object) lookupRun(addr uint64, seen map[*funcInfo]bool) []Frame {
 var unknownFrame = []Frame{{Function: "??", File: "??"}}
 
 func (o *object) addr2line(addr uint64) answer {
-	sec, ok := sectionOf(o.sections, addr)
-	if !ok {
+	if _, ok := sectionOf(o.sections, addr); !ok {
 		return answer{frames: unknownFrame}
 	}
 	if o.dw != nil {
@@ -258,7 +258,7 @@ func (o *object) addr2line(addr uint64) answer {
 			}
 			if fi < 0 {
 				name := "??"
-				if s := o.syms.find(addr, sec); s != nil {
+				if s := o.symbol(addr); s != nil {
 					name = demangleBFD(s.name)
 				}
 				return answer{frames: []Frame{{Function: name, File: file, Line: line}}}
@@ -266,14 +266,14 @@ func (o *object) addr2line(addr uint64) answer {
 			f := &u.funcs[fi]
 			a := answer{fn: f}
 			if !f.isLinkage {
-				if s := o.debugSymbol(addr); s != nil {
+				if s := o.symbol(addr); s != nil {
 					a.firstName = demangleBFD(s.name)
 				}
 				o.fixLinkage(f)
 			}
 			name := f.name
 			if name == "" {
-				if s := o.syms.find(addr, sec); s != nil {
+				if s := o.symbol(addr); s != nil {
 					name = s.name
 				}
 			}
@@ -290,7 +290,7 @@ func (o *object) addr2line(addr uint64) answer {
 			return a
 		}
 	}
-	s := o.syms.find(addr, sec)
+	s := o.symbol(addr)
 	if s == nil {
 		return answer{frames: unknownFrame}
 	}
@@ -301,18 +301,13 @@ func (o *object) addr2line(addr uint64) answer {
 	return answer{frames: []Frame{{Function: demangleBFD(s.name), File: file}}}
 }
 
-// debugSymbol is _bfd_elf_find_function over the symbols that come with
-// the DWARF (the separate debug file's, when there is one).
-func (o *object) debugSymbol(addr uint64) *bfdSym {
-	syms, secs := &o.syms, o.sections
-	if o.dbgSyms != nil {
-		syms, secs = o.dbgSyms, o.dbgSecs
-	}
-	sec, ok := sectionOf(secs, addr)
+// symbol is _bfd_elf_find_function over addr2line's symbols.
+func (o *object) symbol(addr uint64) *bfdSym {
+	sec, ok := sectionOf(o.symSecs, addr)
 	if !ok {
 		return nil
 	}
-	return syms.find(addr, sec)
+	return o.syms.find(addr, sec)
 }
 
 // fixLinkage reproduces BFD's fix-up for functions whose DWARF name is not
@@ -323,7 +318,7 @@ func (o *object) fixLinkage(f *funcInfo) {
 	if len(f.ranges) == 0 {
 		return
 	}
-	if s := o.debugSymbol(f.ranges[0][0]); s != nil && s.value == f.ranges[0][0] {
+	if s := o.symbol(f.ranges[0][0]); s != nil && s.value == f.ranges[0][0] {
 		f.name = s.name
 	}
 }

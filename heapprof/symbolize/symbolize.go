@@ -67,8 +67,10 @@ func (c *Cache) open(path string, debugDirs []string) (*object, error) {
 	c.mu.Unlock()
 	if !ok {
 		key = fileKey
+		// A stripped copy shares the build-id but not the answers
+		// (addr2line on it finds no DWARF), so the size is part of the key.
 		if id, err := readBuildID(path); err == nil && id != "" {
-			key = "build-id:" + id
+			key = fmt.Sprintf("build-id:%s:%d", id, st.Size())
 		}
 		c.mu.Lock()
 		c.ids[fileKey] = key

@@ -153,6 +153,9 @@ func demangleBFD(name string) string {
 	if err != nil {
 		return name
 	}
+	// The demangler prints an empty pack expansion as a trailing ", "
+	// ("_Tuple_impl<0ul, T&&, >"); libiberty prints nothing.
+	out = strings.ReplaceAll(out, ", >", ">")
 	return pre + out + suf
 }
 
