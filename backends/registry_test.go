@@ -425,3 +425,37 @@ func TestNoRedirects(t *testing.T) {
 		t.Fatalf("the redirect target was contacted %d times", c)
 	}
 }
+
+// TestDumpsOfDifferentNodesOverlap: serialising is per node; a fan-out over
+// several nodes runs them at the same time.
+func TestDumpsOfDifferentNodesOverlap(t *testing.T) {
+	const delay = 400 * time.Millisecond
+	reg := NewRegistry(Options{})
+	var nodes []Node
+	for i := range 3 {
+		host, port := startJenode(t, "--slow-dump-ms", strconv.Itoa(int(delay/time.Millisecond)))
+		n := Node{ID: int64(10001 + i), Kind: Databend, Host: host, HTTPPort: port}
+		reg.Add(n)
+		nodes = append(nodes, n)
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, len(nodes))
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = reg.Dump(context.Background(), n)
+		}()
+	}
+	wg.Wait()
+	el := time.Since(start)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("node %d: %v", nodes[i].ID, err)
+		}
+	}
+	if el >= 2*delay {
+		t.Fatalf("3 dumps of %v each took %v: not concurrent", delay, el)
+	}
+}
