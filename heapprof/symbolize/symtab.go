@@ -205,10 +205,9 @@ func buildBFDSymtab(syms []elf.Symbol, dynamic bool) bfdSymtab {
 		if size == 0 {
 			size = 1
 		}
+		// addr2line prints dynamic symbols without their version,
+		// unlike nm -D.
 		name := s.Name
-		if dynamic {
-			name = versionedName(s)
-		}
 		b := bfdSym{value: s.Value, size: size, section: s.Section, name: name, local: local}
 		if file != "" && (local || !fileAfterSymbol) {
 			b.file = file
