@@ -49,6 +49,7 @@ var ErrNoNodes = errors.New("heapprof: no nodes to print")
 // for nodes and the full name used to disambiguate equal short names.
 type frame struct {
 	short, full string
+	file        string // "file:line" as addr2line prints it, "??:0" if unknown
 }
 
 // symtab holds, per location key, jeprof's symbol list for that PC: the
@@ -193,27 +194,28 @@ func locationKey(loc *profile.Location) string {
 }
 
 // jeprofFrames turns a symbolized location into jeprof's symbol list
-// (containing function first), applying MapToSymbols's nm rules; see the
-// contract in symbolizer.go. It returns nil for an unsymbolized location.
+// (containing function first). The symbolizer already made jeprof's naming
+// decisions (see symbolizer.go): SystemName, or Name when it is empty, is
+// jeprof's full name. It returns nil for an unsymbolized location.
 func jeprofFrames(loc *profile.Location) []frame {
 	if len(loc.Line) == 0 {
 		return nil
 	}
-	nmFull := ""
-	if f := loc.Line[len(loc.Line)-1].Function; f != nil {
-		nmFull = f.SystemName
-	}
 	out := make([]frame, 0, len(loc.Line))
 	for j := len(loc.Line) - 1; j >= 0; j-- {
-		name := "??"
-		if f := loc.Line[j].Function; f != nil && f.Name != "" {
-			name = f.Name
+		full, file := "??", "??:0"
+		if f := loc.Line[j].Function; f != nil {
+			switch {
+			case f.SystemName != "":
+				full = f.SystemName
+			case f.Name != "":
+				full = f.Name
+			}
+			if f.Filename != "" {
+				file = f.Filename + ":" + strconv.FormatInt(loc.Line[j].Line, 10)
+			}
 		}
-		fr := frame{short: ShortFunctionName(name), full: name}
-		if nmFull != "" && (name == "??" || strings.HasPrefix(nmFull, fr.short)) {
-			fr = frame{short: ShortFunctionName(nmFull), full: nmFull}
-		}
-		out = append(out, fr)
+		out = append(out, frame{short: ShortFunctionName(full), full: full, file: file})
 	}
 	return out
 }

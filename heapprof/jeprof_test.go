@@ -212,27 +212,10 @@ func (rs *rawSymbolizer) Symbolize(_ context.Context, p *profile.Profile) error 
 		if !ok {
 			continue
 		}
-		// jeprof applied one nm symbol to all frames of a PC; recover it.
-		nm := ""
-		for _, n := range names {
-			if nmSuffixRE.MatchString(n) {
-				nm = n
-			}
-		}
 		loc.Line = loc.Line[:0]
 		for i := len(names) - 1; i >= 0; i-- {
-			name := names[i]
-			if nmSuffixRE.MatchString(name) {
-				// Any addr2line name whose short form prefixes the nm
-				// name gives this result; the nm name without its
-				// address is one.
-				name = nmSuffixRE.ReplaceAllString(name, "")
-			}
-			sys := ""
-			if i == 0 {
-				sys = nm
-			}
-			loc.Line = append(loc.Line, profile.Line{Function: fn(name, sys)})
+			full := names[i]
+			loc.Line = append(loc.Line, profile.Line{Function: fn(nmSuffixRE.ReplaceAllString(full, ""), full)})
 		}
 	}
 	return nil
@@ -415,5 +398,49 @@ func checkDotAccepts(t *testing.T, dot []byte) {
 	out, err := cmd.Output()
 	if err != nil || !bytes.Contains(out, []byte("</svg>")) {
 		t.Errorf("dot -Tsvg rejected our output: %v %s", err, stderr.String())
+	}
+}
+
+// TestWriteFoldedMatchesJeprof compares with jeprof --collapsed after
+// removing what WriteFolded documents it does differently (line order, nm
+// address tags, the frameless allocator-only line).
+func TestWriteFoldedMatchesJeprof(t *testing.T) {
+	for _, c := range dotCases {
+		if c.flags != nil {
+			continue // --collapsed ignores graph pruning flags
+		}
+		t.Run(c.name, func(t *testing.T) {
+			p, opt, args := c.setup(t)
+			out, err := run(jeprofCtx(t), nil, "jeprof", append([]string{"--collapsed"}, args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, l := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+				if strings.HasPrefix(l, " ") || l == "" {
+					continue
+				}
+				sp := strings.LastIndexByte(l, ' ')
+				frames, n := l[:sp], l[sp+1:]
+				parts := strings.Split(frames, ";")
+				for i, f := range parts {
+					inl := strings.HasSuffix(f, "[inline]")
+					f = nmSuffixRE.ReplaceAllString(strings.TrimSuffix(f, "[inline]"), "")
+					if inl {
+						f += "[inline]"
+					}
+					parts[i] = f
+				}
+				want = append(want, strings.Join(parts, ";")+" "+n)
+			}
+			sort.Strings(want)
+			var got bytes.Buffer
+			if err := WriteFolded(&got, p, opt); err != nil {
+				t.Fatal(err)
+			}
+			if w := strings.Join(want, "\n") + "\n"; got.String() != w {
+				t.Errorf("WriteFolded differs from jeprof --collapsed:\n%s", lineDiff(got.String(), w))
+			}
+		})
 	}
 }

@@ -12,40 +12,36 @@ package heapprof
 //
 //  2. Lines. After Symbolize, Location.Line is ordered like pprof and like
 //     `addr2line -f -C -i` prints: Line[0] is the innermost inlined frame,
-//     Line[len-1] the function that contains the PC. Function.Name is the
-//     demangled name exactly as addr2line prints it ("??" where it prints
-//     "??"); Function.Filename and Line.Line come from its file:line. An
-//     empty Line means "not symbolized" and renders as the address in 16
-//     hex digits, which is also what jeprof prints for "??".
+//     Line[len-1] the function that contains the PC. Function.Filename and
+//     Line.Line come from addr2line's file:line ("" / 0 where it prints "??").
+//     An empty Line means "not symbolized" and renders as the address in 16
+//     hex digits, as jeprof prints PCs it has no symbol for.
 //
-//  3. nm (addition found necessary while reading jeprof; the brief's
-//     contract alone cannot reproduce jeprof). jeprof also runs
-//     `nm -n --demangle` (falling back to `nm -D -n --demangle`) and, for
-//     each PC, finds the nm symbol whose range [its address, next symbol's
-//     address) holds the PC. It then replaces addr2line's name on EVERY
-//     frame of that PC (inlined ones too) whose short name (ShortFunctionName)
-//     is a prefix of the nm name, and uses the nm name for "??" frames. The
-//     nm name carries its address, "name<0000000000001139>" (nm's address
-//     column verbatim, 16 hex digits on 64-bit), and when two such names
-//     share a short name (C++ overloads, template instances such as
-//     work<int>(int) and work<double>(double), static functions in two
-//     files) jeprof prints "work@1139" instead of "work". Neither the
-//     address nor the nm symbol can be derived from addr2line's output, so:
+//  3. Names. The brief's first contract (Function.Name = addr2line's name,
+//     renderer does the rest) cannot reproduce jeprof: jeprof also runs
+//     `nm -n --demangle` (or `nm -D -n --demangle`), and for each PC replaces
+//     addr2line's name on EVERY frame (inlined ones too) whose
+//     ShortFunctionName is a prefix of the nm symbol covering the PC, and
+//     uses nm's name for "??" frames. nm names carry their address,
+//     "name<0000000000001139>", and when one short name stands for several
+//     such full names (C++ overloads like work(int)/work(double), static
+//     functions of the same name) jeprof prints "work@1139". Neither the nm
+//     symbol nor its address can be derived from addr2line's output, so the
+//     symbolizer makes jeprof's naming decision (as heapprof/symbolize does):
+//       - Function.SystemName is jeprof's full name verbatim: addr2line's
+//         name, or nm's name with its "<%016x>" address tag where jeprof
+//         takes nm's; "??" where jeprof keeps "??".
+//       - Function.Name is the same name without the address tag (what
+//         pprof users should see).
+//     Functions are therefore distinct per (SystemName, Filename). When
+//     SystemName is empty the renderer uses Name as the full name (profiles
+//     symbolized elsewhere, e.g. Go's protobuf); it then differs from jeprof
+//     only where jeprof would append "@<address>".
 //
-//     Line[len-1].Function.SystemName MUST be the nm symbol for the PC in
-//     jeprof's form, demangled name + "<" + nm's hex address + ">", e.g.
-//     "std::vector<int, std::allocator<int> >::push_back(int const&)<0000000000001a2e>",
-//     or "" when nm has no symbol for it (then jeprof's "0x<16 hex>" form
-//     is what jeprof prints: put that in SystemName instead, without "<>").
-//     Functions must therefore be keyed by (Name, SystemName, Filename), not
-//     by Name alone. The renderer applies jeprof's prefix rule itself.
-//
-//     Without SystemName the renderer falls back to addr2line's names; the
-//     graph then differs from jeprof only where jeprof would have appended
-//     "@<address>" or an nm name differs from addr2line's.
-//
-// Profiles that arrive symbolized (Go's net/http/pprof protobuf) already
-// satisfy 2 and need no Symbolizer.
+// The renderer applies ShortFunctionName, "(inline)" marking, the "@addr"
+// disambiguation, RemoveUninterestingFrames and the rest of jeprof's
+// pipeline itself. Profiles that arrive symbolized (Go's net/http/pprof
+// protobuf) need no Symbolizer.
 
 import (
 	"context"

@@ -48,49 +48,53 @@ func WriteText(w io.Writer, p *profile.Profile, opt Options) error {
 	return bw.Flush()
 }
 
-// WriteFolded writes folded stacks (root first, frames joined by ';',
-// then a space and the value), the format of jeprof --collapsed and of
-// flamegraph.pl / speedscope. Names are full (demangled) names; inlined
-// frames carry jeprof's "[inline]" suffix. Values are truncated to
-// integers like jeprof's %d. Lines are sorted for stable output.
+// WriteFolded writes folded stacks, one line per stack: frames root first
+// joined by ';', a space, and the value truncated to an integer. This is
+// jeprof --collapsed (flamegraph.pl / speedscope input) with three
+// differences: lines are sorted instead of in Perl's hash order, nm's
+// "<address>" tags are cut from names, and a stack made only of allocator
+// frames (jeprof prints it with no frames) is left out. Names are full
+// demangled names; inlined frames end in "[inline]"; a frame without a
+// name shows its file:line, as in jeprof.
 func WriteFolded(w io.Writer, p *profile.Profile, opt Options) error {
 	m, err := buildModel(p, opt)
 	if err != nil {
 		return err
 	}
-	agg := map[string]float64{}
+	lines := make([]string, 0, len(m.raw))
 	for k, v := range m.raw {
 		if k == "" {
 			continue
 		}
 		keys := strings.Split(k, "\n")
-		var names []string
+		var b strings.Builder
 		for i := len(keys) - 1; i >= 0; i-- {
 			fr := m.syms[keys[i]]
 			if len(fr) == 0 {
-				names = append(names, keys[i])
+				b.WriteString(keys[i])
+				b.WriteByte(';')
 				continue
 			}
-			// fr is containing function first; root-first output wants
-			// exactly that order.
+			// fr holds the containing function first: root-first order.
 			for j, f := range fr {
-				n := f.full
+				n := fullAddrRE.ReplaceAllString(f.full, "")
 				if n == "??" {
-					n = "??:0"
+					n = f.file
 				}
+				b.WriteString(n)
 				if j > 0 {
-					n += "[inline]"
+					b.WriteString("[inline]")
 				}
-				names = append(names, n)
+				b.WriteByte(';')
 			}
 		}
-		agg[strings.Join(names, ";")] += v
+		line := strings.TrimSuffix(b.String(), ";")
+		lines = append(lines, line+" "+strconv.FormatInt(int64(v), 10))
 	}
+	sort.Strings(lines)
 	bw := bufio.NewWriter(w)
-	for _, k := range sortedKeys(agg) {
-		bw.WriteString(k)
-		bw.WriteByte(' ')
-		bw.WriteString(strconv.FormatInt(int64(agg[k]), 10))
+	for _, l := range lines {
+		bw.WriteString(l)
 		bw.WriteByte('\n')
 	}
 	return bw.Flush()
