@@ -1,0 +1,76 @@
+package heapprof_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/heapproxy/heapproxy/heapprof"
+	"github.com/heapproxy/heapproxy/heapprof/symbolize"
+)
+
+// TestEndToEndNativeSymbolizer runs the whole pipeline heapproxy uses —
+// Parse, the native symbolize.Local, WriteDOT / WriteText — on real
+// jemalloc dumps and compares with the real jeprof on the same files.
+func TestEndToEndNativeSymbolizer(t *testing.T) {
+	cache := symbolize.NewCache()
+	for _, c := range []struct {
+		prog string
+		base bool
+	}{
+		{prog: "shallow"}, {prog: "deep"}, {prog: "inline"}, {prog: "templates"},
+		{prog: "shlib"}, {prog: "wide"}, {prog: "growth", base: true},
+	} {
+		t.Run(c.prog, func(t *testing.T) {
+			bin, profiles := heapprof.BuiltTestProg(t, c.prog)
+			sym := &symbolize.Local{Binary: bin, Cache: cache}
+			load := func(path string) *profile.Profile {
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := heapprof.Parse(data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := sym.Symbolize(context.Background(), p); err != nil {
+					t.Fatalf("Symbolize: %v", err)
+				}
+				return p
+			}
+			opt := heapprof.DefaultOptions()
+			opt.Program = bin
+			target := profiles[0]
+			var args []string
+			if c.base {
+				target = profiles[1]
+				opt.Base = load(profiles[0])
+				args = append(args, "--base="+profiles[0])
+			}
+			args = append(args, bin, target)
+			p := load(target)
+
+			var dot bytes.Buffer
+			if err := heapprof.WriteDOT(&dot, p, opt); err != nil {
+				t.Fatal(err)
+			}
+			want := heapprof.RunForTest(t, "jeprof", append([]string{"--dot"}, args...)...)
+			heapprof.CompareDOTForTest(t, dot.String(), string(want))
+
+			var text bytes.Buffer
+			if err := heapprof.WriteText(&text, p, opt); err != nil {
+				t.Fatal(err)
+			}
+			want = heapprof.RunForTest(t, "jeprof", append([]string{"--text"}, args...)...)
+			if text.String() != string(want) {
+				t.Errorf("text differs from jeprof --text:\n%s", heapprof.LineDiffForTest(text.String(), string(want)))
+			}
+			if strings.Count(dot.String(), "\n") < 5 {
+				t.Errorf("suspiciously small graph:\n%s", dot.String())
+			}
+		})
+	}
+}
