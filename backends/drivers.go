@@ -102,30 +102,57 @@ func (d dorisDriver) Dump(ctx context.Context, n Node) (*Dump, error) {
 	if err != nil {
 		return nil, err
 	}
-	// 2.1.8+/3.0.4+: jeprof's stderr, the DOT, then a help trailer.
+	a := parseDorisDump(body)
+	switch {
+	case a.dot != nil:
+		return &Dump{Data: a.dot, Format: FormatDOT, TakenAt: time.Now(), Node: n}, nil
+	case a.file != "":
+		return nil, &UnsupportedError{Kind: Doris, Op: OpDump, Reason: fmt.Sprintf("this Doris BE (1.2.2-2.1.7) writes the heap dump to its own disk "+
+			"(%s) and does not send it over HTTP; copy that file from the node, or upgrade to Doris 2.1.8/3.0.4+", a.file)}
+	case a.noNodes:
+		return nil, &NodeError{Node: n, Op: OpDump, Err: fmt.Errorf("GET %s: jeprof on the node printed no graph (No nodes to print): "+
+			"nothing was sampled since the profiler started", path)}
+	case a.truncated:
+		return nil, badAnswer(n, OpDump, http.MethodGet, path, "a complete DOT graph from jeprof", body)
+	}
+	return nil, badAnswer(n, OpDump, http.MethodGet, path, "a DOT graph or a dump file path", body)
+}
+
+// dorisDumpAnswer is what a Doris BE's /jeheap/dump said.
+type dorisDumpAnswer struct {
+	dot       []byte // the graph, trailer and jeprof's stderr cut off
+	file      string // the old answer: where the dump was written
+	noNodes   bool   // jeprof found nothing to draw
+	truncated bool   // a graph that does not end
+}
+
+// parseDorisDump reads both versions' answers: 2.1.8+/3.0.4+ send jeprof's
+// stderr, the DOT, then a help trailer after a line of dashes; 1.2.2-2.1.7
+// send "... dump file path: <path>".
+func parseDorisDump(body []byte) dorisDumpAnswer {
 	if i := bytes.Index(body, []byte("digraph ")); i >= 0 {
 		dot := body[i:]
 		if j := bytes.Index(dot, []byte(dorisTrailer)); j >= 0 {
 			dot = dot[:j]
 		}
-		dot = bytes.TrimRight(dot, "\n")
+		dot = bytes.TrimRight(dot, "\r\n\t ")
 		if !bytes.HasSuffix(dot, []byte("}")) {
-			return nil, badAnswer(n, OpDump, http.MethodGet, path, "a complete DOT graph from jeprof", body)
+			return dorisDumpAnswer{truncated: true}
 		}
-		dot = append(dot[:len(dot):len(dot)], '\n')
-		return &Dump{Data: dot, Format: FormatDOT, TakenAt: time.Now(), Node: n}, nil
+		out := make([]byte, len(dot)+1)
+		copy(out, dot)
+		out[len(dot)] = '\n'
+		return dorisDumpAnswer{dot: out}
 	}
-	// 1.2.2-2.1.7: the dump is written to the node's disk only.
-	if i := bytes.Index(bytes.ToLower(body), []byte(dorisFilePath)); i >= 0 {
-		file := strings.TrimSpace(string(body[i+len(dorisFilePath):]))
-		return nil, &UnsupportedError{Kind: Doris, Op: OpDump, Reason: fmt.Sprintf("this Doris BE (1.2.2-2.1.7) writes the heap dump to its own disk "+
-			"(%s) and does not send it over HTTP; copy that file from the node, or upgrade to Doris 2.1.8/3.0.4+", file)}
+	// Both versions write "dump file path: " in lower case (the sentence
+	// starts "Jemalloc" or "jemalloc").
+	if i := bytes.Index(body, []byte(dorisFilePath)); i >= 0 {
+		line, _, _ := bytes.Cut(body[i+len(dorisFilePath):], []byte("\n"))
+		if file := strings.TrimSpace(string(line)); file != "" {
+			return dorisDumpAnswer{file: file}
+		}
 	}
-	if bytes.Contains(body, []byte("No nodes to print")) {
-		return nil, &NodeError{Node: n, Op: OpDump, Err: fmt.Errorf("GET %s: jeprof on the node printed no graph (No nodes to print): "+
-			"nothing was sampled since the profiler started", path)}
-	}
-	return nil, badAnswer(n, OpDump, http.MethodGet, path, "a DOT graph or a dump file path", body)
+	return dorisDumpAnswer{noNodes: bytes.Contains(body, []byte("No nodes to print"))}
 }
 
 func (d dorisDriver) SymbolURL(n Node) string { return n.BaseURL() + "/pprof/symbol" }

@@ -109,7 +109,16 @@ func (s *RemoteSymbolizer) lookup(ctx context.Context, batch []uint64, names map
 	if a.status != http.StatusOK {
 		return &NodeError{Node: s.node, Op: OpSymbolize, Err: &statusError{Method: method, Path: s.path, Status: a.status, Body: a.body}}
 	}
-	sc := bufio.NewScanner(bytes.NewReader(a.body))
+	if err := parseSymbolAnswer(a.body, names); err != nil {
+		return &NodeError{Node: s.node, Op: OpSymbolize, Err: fmt.Errorf("%s %s: %w", method, s.path, err)}
+	}
+	return nil
+}
+
+// parseSymbolAnswer reads "0x<addr><TAB or space><name>" lines (and the
+// "num_symbols:" line Go adds) into names.
+func parseSymbolAnswer(body []byte, names map[uint64]string) error {
+	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimSpace(sc.Text())
@@ -120,17 +129,17 @@ func (s *RemoteSymbolizer) lookup(ctx context.Context, batch []uint64, names map
 		if !ok {
 			addr, name, ok = strings.Cut(text, " ")
 		}
-		v, perr := strconv.ParseUint(strings.TrimPrefix(addr, "0x"), 16, 64)
-		if !ok || perr != nil || !strings.HasPrefix(addr, "0x") {
-			return &NodeError{Node: s.node, Op: OpSymbolize, Err: fmt.Errorf("%s %s: %w: line %d is not \"0x<addr> <name>\": %s",
-				method, s.path, ErrBadAnswer, line, snippet([]byte(text)))}
+		hex, isHex := strings.CutPrefix(addr, "0x")
+		v, err := strconv.ParseUint(hex, 16, 64)
+		if !ok || !isHex || err != nil {
+			return fmt.Errorf("%w: line %d is not \"0x<addr> <name>\": %s", ErrBadAnswer, line, snippet([]byte(text)))
 		}
 		if name = strings.TrimSpace(name); name != "" {
 			names[v] = name
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return &NodeError{Node: s.node, Op: OpSymbolize, Err: fmt.Errorf("%s %s: %w", method, s.path, err)}
+		return fmt.Errorf("%w: %v", ErrBadAnswer, err)
 	}
 	return nil
 }

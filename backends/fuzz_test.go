@@ -1,0 +1,82 @@
+package backends
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// FuzzParseDorisDump: any answer is read without panicking, and a graph it
+// returns starts at "digraph " and ends with "}\n".
+func FuzzParseDorisDump(f *testing.F) {
+	f.Add([]byte("Using local file /x.\ndigraph \"a; 1 MB\" {\nN1 -> N2;\n}\n\n-------------------------------------------------------\naddr2line: x\n"))
+	f.Add([]byte("Jemalloc heap dump success, dump file path: /tmp/jeheap_dump.1.2.3.heap\n"))
+	f.Add([]byte("jemalloc heap dump success, dump file path: \n"))
+	f.Add([]byte("digraph \"x\" {\nN1"))
+	f.Add([]byte("No nodes to print\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		a := parseDorisDump(body)
+		if a.dot != nil {
+			if !bytes.HasPrefix(a.dot, []byte("digraph ")) || !bytes.HasSuffix(a.dot, []byte("}\n")) {
+				t.Fatalf("graph %q", a.dot)
+			}
+			if a.file != "" || a.truncated {
+				t.Fatalf("both graph and %+v", a)
+			}
+		}
+		if strings.ContainsAny(a.file, "\n") {
+			t.Fatalf("file %q", a.file)
+		}
+	})
+}
+
+// FuzzParseSymbolAnswer: any answer either parses or is ErrBadAnswer.
+func FuzzParseSymbolAnswer(f *testing.F) {
+	f.Add([]byte("0x55a107bdf9df\tjenode_tablet_schema_alloc\n0x7f964a645305\t__libc_start_main\n"))
+	f.Add([]byte("num_symbols: 1\n0x4a2b3c main.gonodeRetainBlocks\n"))
+	f.Add([]byte("0xzz\tx\n"))
+	f.Add([]byte("<html>nope</html>"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		names := map[uint64]string{}
+		if err := parseSymbolAnswer(body, names); err != nil {
+			if !strings.Contains(err.Error(), ErrBadAnswer.Error()) {
+				t.Fatalf("error %v is not ErrBadAnswer", err)
+			}
+			return
+		}
+		for _, n := range names {
+			if n == "" || strings.TrimSpace(n) != n {
+				t.Fatalf("name %q", n)
+			}
+		}
+	})
+}
+
+// FuzzNodesFromShowBackends: any result set (columns in the first line,
+// rows after, cells separated by '|') parses or errs, never panics, and
+// every node has an HTTP port.
+func FuzzNodesFromShowBackends(f *testing.F) {
+	f.Add(strings.Join(starRocksBackendColumns, "|") + "\n" + strings.Join(starRocksRow("10001", "10.0.0.1", 8040, "true"), "|"))
+	f.Add(strings.Join(dorisBackendColumns, "|") + "\n11003|be-3|9050|9060|8040|8060")
+	f.Add("ComputeNodeId|IP|HttpPort\n1|h|0\n2||8040\nx|h|1")
+	f.Fuzz(func(t *testing.T, s string) {
+		lines := strings.Split(s, "\n")
+		cols := strings.Split(lines[0], "|")
+		var rows [][]string
+		for _, l := range lines[1:] {
+			rows = append(rows, strings.Split(l, "|"))
+		}
+		nodes, err := NodesFromShowBackends(StarRocks, cols, rows)
+		if err != nil {
+			return
+		}
+		if len(nodes) != len(rows) {
+			t.Fatalf("%d nodes from %d rows", len(nodes), len(rows))
+		}
+		for _, n := range nodes {
+			if n.HTTPPort <= 0 || n.HTTPPort > 65535 || n.Host == "" || n.Source != SourceDiscovered {
+				t.Fatalf("node %+v", n)
+			}
+		}
+	})
+}
