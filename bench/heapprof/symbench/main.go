@@ -1,0 +1,91 @@
+// Command symbench times package symbolize (cold and warm cache) against
+// jeprof's own symbolization (jeprof --raw runs nm and addr2line and prints
+// its symbol table) on the same binary and heap profile.
+//
+//	go run ./bench/heapprof/symbench BINARY PROFILE
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/heapproxy/heapproxy/heapprof/symbolize"
+)
+
+func main() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: symbench BINARY PROFILE")
+		os.Exit(2)
+	}
+	bin, prof := os.Args[1], os.Args[2]
+	cache := symbolize.NewCache()
+	l := &symbolize.Local{Binary: bin, Cache: cache}
+	for _, pass := range []string{"cold", "warm"} {
+		p, err := readHeap(prof)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		start := time.Now()
+		if err := l.Symbolize(context.Background(), p); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		fmt.Printf("symbolize %s: %v for %d PCs (heap in use %d MB)\n", pass, time.Since(start).Round(time.Millisecond), len(p.Location), ms.HeapInuse>>20)
+	}
+	start := time.Now()
+	out, _ := exec.Command("jeprof", "--raw", bin, prof).Output()
+	fmt.Printf("jeprof --raw (nm + addr2line): %v, %d symbol lines\n", time.Since(start).Round(time.Millisecond), strings.Count(string(out), "\n0x"))
+}
+
+// readHeap reads the stacks and executable mappings of a heap_v2 profile,
+// with jeprof's caller fix-up (the real parser is package heapprof).
+func readHeap(path string) (*profile.Profile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	p := &profile.Profile{}
+	seen := map[uint64]bool{}
+	inMaps := false
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "MAPPED_LIBRARIES:"):
+			inMaps = true
+		case inMaps:
+			f := strings.Fields(line)
+			if len(f) < 6 || len(f[1]) != 4 || f[1][2] != 'x' {
+				continue
+			}
+			lo, hi, _ := strings.Cut(f[0], "-")
+			start, _ := strconv.ParseUint(lo, 16, 64)
+			limit, _ := strconv.ParseUint(hi, 16, 64)
+			off, _ := strconv.ParseUint(f[2], 16, 64)
+			p.Mapping = append(p.Mapping, &profile.Mapping{ID: uint64(len(p.Mapping) + 1), Start: start, Limit: limit, Offset: off, File: f[5]})
+		case strings.HasPrefix(line, "@ "):
+			for i, a := range strings.Fields(line)[1:] {
+				pc, err := strconv.ParseUint(strings.TrimPrefix(a, "0x"), 16, 64)
+				if err != nil {
+					return nil, fmt.Errorf("bad pc %q", a)
+				}
+				if i > 0 {
+					pc--
+				}
+				if !seen[pc] {
+					seen[pc] = true
+					p.Location = append(p.Location, &profile.Location{ID: uint64(len(p.Location) + 1), Address: pc})
+				}
+			}
+		}
+	}
+	return p, nil
+}
