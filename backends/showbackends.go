@@ -86,3 +86,28 @@ func NodesFromShowBackends(kind Kind, columns []string, rows [][]string) ([]Node
 	}
 	return nodes, nil
 }
+
+// showBackendsColumns are the columns heapproxy answers SHOW BACKENDS with
+// when the upstream cannot: StarRocks' leading columns, then what heapproxy
+// knows of each node.
+var showBackendsColumns = []string{"BackendId", "IP", "HeartbeatPort", "BePort", "HttpPort", "BrpcPort",
+	"LastStartTime", "LastHeartbeat", "Alive", "Kind", "Source", "Binary"}
+
+// ShowBackendsResult renders nodes as a SHOW BACKENDS result set, one row per
+// node in the given order; NodesFromShowBackends reads it back.
+func ShowBackendsResult(nodes []Node) (columns []string, rows [][]string) {
+	columns = append([]string(nil), showBackendsColumns...)
+	rows = make([][]string, 0, len(nodes))
+	for _, n := range nodes {
+		last := "NULL"
+		if !n.LastSeen.IsZero() {
+			last = n.LastSeen.In(time.Local).Format(showBackendsTime)
+		}
+		rows = append(rows, []string{
+			strconv.FormatInt(n.ID, 10), n.Host, strconv.Itoa(n.HeartbeatPort), strconv.Itoa(n.BePort),
+			strconv.Itoa(n.HTTPPort), strconv.Itoa(n.BrpcPort), "NULL", last, strconv.FormatBool(n.Alive),
+			string(n.Kind), n.Source, n.Binary,
+		})
+	}
+	return columns, rows
+}

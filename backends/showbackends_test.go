@@ -143,3 +143,35 @@ func TestNodesFromShowBackends(t *testing.T) {
 		})
 	}
 }
+
+// TestShowBackendsRoundTrip: what heapproxy answers for SHOW BACKENDS reads
+// back into the same nodes.
+func TestShowBackendsRoundTrip(t *testing.T) {
+	seen := time.Date(2026, 11, 22, 19, 0, 0, 0, time.Local)
+	nodes := []Node{
+		{ID: 10001, Kind: StarRocks, Host: "10.0.0.1", HTTPPort: 8040, HeartbeatPort: 9050, BePort: 9060, BrpcPort: 8060, Alive: true, LastSeen: seen},
+		{ID: 10002, Kind: StarRocks, Host: "be-2", HTTPPort: 8041},
+	}
+	cols, rows := ShowBackendsResult(nodes)
+	if cols[0] != "BackendId" || cols[1] != "IP" || cols[4] != "HttpPort" || cols[8] != "Alive" {
+		t.Fatalf("columns %v", cols)
+	}
+	back, err := NodesFromShowBackends(StarRocks, cols, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range nodes {
+		want := nodes[i]
+		want.Source = SourceDiscovered
+		if !back[i].LastSeen.Equal(want.LastSeen) {
+			t.Errorf("node %d LastSeen %v, want %v", i, back[i].LastSeen, want.LastSeen)
+		}
+		back[i].LastSeen, want.LastSeen = time.Time{}, time.Time{}
+		if back[i] != want {
+			t.Errorf("node %d:\n got %+v\nwant %+v", i, back[i], want)
+		}
+	}
+	if rows[1][7] != "NULL" || rows[0][9] != "starrocks" {
+		t.Errorf("rows %v", rows)
+	}
+}
