@@ -35,18 +35,24 @@ func FuzzParseSymbolAnswer(f *testing.F) {
 	f.Add([]byte("0x55a107bdf9df\tjenode_tablet_schema_alloc\n0x7f964a645305\t__libc_start_main\n"))
 	f.Add([]byte("num_symbols: 1\n0x4a2b3c main.gonodeRetainBlocks\n"))
 	f.Add([]byte("0xzz\tx\n"))
+	f.Add([]byte("0x5621d0c3a1b2 tikv::server::status_server::get_symbol--core::ops::function::FnOnce::call_once\n0x1 ??\n"))
 	f.Add([]byte("<html>nope</html>"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		names := map[uint64]string{}
-		if err := parseSymbolAnswer(body, names); err != nil {
+		names := map[uint64][]string{}
+		if err := parseSymbolAnswer(body, true, names); err != nil {
 			if !strings.Contains(err.Error(), ErrBadAnswer.Error()) {
 				t.Fatalf("error %v is not ErrBadAnswer", err)
 			}
 			return
 		}
-		for _, n := range names {
-			if n == "" || strings.TrimSpace(n) != n {
-				t.Fatalf("name %q", n)
+		for _, frames := range names {
+			if len(frames) == 0 {
+				t.Fatal("address with no frames")
+			}
+			for _, n := range frames {
+				if n == "" || n == "??" || strings.TrimSpace(n) != n {
+					t.Fatalf("name %q", n)
+				}
 			}
 		}
 	})

@@ -45,8 +45,9 @@ func (r *Registry) RemoteSymbolizer(node Node) (*RemoteSymbolizer, error) {
 }
 
 // Symbolize fills Location.Line of every location that has none with the
-// name the node gives its address (one frame; the protocol has no inlined
-// frames or file:line). Addresses the node cannot name stay unsymbolized.
+// names the node gives its address (one frame, or TiKV's inlined frames;
+// the protocol has no file:line). Addresses the node cannot name stay
+// unsymbolized.
 func (s *RemoteSymbolizer) Symbolize(ctx context.Context, p *profile.Profile) error {
 	var addrs []uint64
 	seen := map[uint64]bool{}
@@ -56,7 +57,7 @@ func (s *RemoteSymbolizer) Symbolize(ctx context.Context, p *profile.Profile) er
 			addrs = append(addrs, loc.Address)
 		}
 	}
-	names := make(map[uint64]string, len(addrs))
+	names := make(map[uint64][]string, len(addrs))
 	for start := 0; start < len(addrs); start += symbolBatch {
 		batch := addrs[start:min(start+symbolBatch, len(addrs))]
 		if err := s.lookup(ctx, batch, names); err != nil {
@@ -70,17 +71,19 @@ func (s *RemoteSymbolizer) Symbolize(ctx context.Context, p *profile.Profile) er
 		}
 	}
 	for _, loc := range p.Location {
-		name, ok := names[loc.Address]
+		frames, ok := names[loc.Address]
 		if len(loc.Line) != 0 || !ok {
 			continue
 		}
-		f := funcs[name]
-		if f == nil {
-			f = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name}
-			p.Function = append(p.Function, f)
-			funcs[name] = f
+		for _, name := range frames {
+			f := funcs[name]
+			if f == nil {
+				f = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name}
+				p.Function = append(p.Function, f)
+				funcs[name] = f
+			}
+			loc.Line = append(loc.Line, profile.Line{Function: f})
 		}
-		loc.Line = []profile.Line{{Function: f}}
 	}
 	return nil
 }
@@ -88,7 +91,7 @@ func (s *RemoteSymbolizer) Symbolize(ctx context.Context, p *profile.Profile) er
 // lookup asks the node for one batch. POST is the protocol; Go 1.22+
 // services register "GET /debug/pprof/symbol" only and answer 405, so then
 // the addresses go in the query.
-func (s *RemoteSymbolizer) lookup(ctx context.Context, batch []uint64, names map[uint64]string) error {
+func (s *RemoteSymbolizer) lookup(ctx context.Context, batch []uint64, names map[uint64][]string) error {
 	var q strings.Builder
 	for i, a := range batch {
 		if i > 0 {
@@ -109,15 +112,18 @@ func (s *RemoteSymbolizer) lookup(ctx context.Context, batch []uint64, names map
 	if a.status != http.StatusOK {
 		return &NodeError{Node: s.node, Op: OpSymbolize, Err: &statusError{Method: method, Path: s.path, Status: a.status, Body: a.body}}
 	}
-	if err := parseSymbolAnswer(a.body, names); err != nil {
+	if err := parseSymbolAnswer(a.body, s.node.Kind == TiKV, names); err != nil {
 		return &NodeError{Node: s.node, Op: OpSymbolize, Err: fmt.Errorf("%s %s: %w", method, s.path, err)}
 	}
 	return nil
 }
 
 // parseSymbolAnswer reads "0x<addr><TAB or space><name>" lines (and the
-// "num_symbols:" line Go adds) into names.
-func parseSymbolAnswer(body []byte, names map[uint64]string) error {
+// "num_symbols:" line Go adds) into names, innermost frame first. TiKV joins
+// a PC's inlined frames with "--" (innermost first, as backtrace::resolve
+// yields them) and answers "??" or "<unknown>" for names it lacks: those
+// stay unsymbolized.
+func parseSymbolAnswer(body []byte, splitInline bool, names map[uint64][]string) error {
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -134,8 +140,18 @@ func parseSymbolAnswer(body []byte, names map[uint64]string) error {
 		if !ok || !isHex || err != nil {
 			return fmt.Errorf("%w: line %d is not \"0x<addr> <name>\": %s", ErrBadAnswer, line, snippet([]byte(text)))
 		}
-		if name = strings.TrimSpace(name); name != "" {
-			names[v] = name
+		var frames []string
+		parts := []string{name}
+		if splitInline {
+			parts = strings.Split(name, "--")
+		}
+		for _, f := range parts {
+			if f = strings.TrimSpace(f); f != "" && f != "??" && f != "<unknown>" {
+				frames = append(frames, f)
+			}
+		}
+		if len(frames) > 0 {
+			names[v] = frames
 		}
 	}
 	if err := sc.Err(); err != nil {

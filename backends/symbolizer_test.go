@@ -40,41 +40,55 @@ func profileFuncNames(p *profile.Profile) map[string]bool {
 // /debug/pprof/symbol.
 func TestRemoteSymbolizer(t *testing.T) {
 	ctx := context.Background()
-	t.Run("jemalloc node", func(t *testing.T) {
-		host, port := startJenode(t)
-		node := Node{ID: 10001, Kind: StarRocks, Host: host, HTTPPort: port}
-		reg := NewRegistry(Options{})
-		reg.Add(node)
-		if err := reg.Enable(ctx, Node{ID: 10001}); !IsUnsupported(err) {
-			t.Fatal(err)
-		}
-		nodeHTTP(t, http.MethodPost, node.BaseURL()+"/debug/prof/mem/activate", "")
-		nodeHTTP(t, http.MethodGet, node.BaseURL()+"/alloc", "")
-		d, err := reg.Dump(ctx, node)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := profileFromHeapV2(t, d.Data)
-		sym, err := reg.RemoteSymbolizer(node)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sym.Symbolize(ctx, p); err != nil {
-			t.Fatal(err)
-		}
-		names := profileFuncNames(p)
-		for _, f := range jenodeFuncs {
-			if !names[f] {
-				t.Errorf("symbolized profile lacks %s: %v", f, names)
+	// StarRocks' SymbolAction answers "0xa<TAB>name" and skips unknown
+	// addresses; TiKV's answers "0xa name" and "0xa ??".
+	for _, kind := range []Kind{StarRocks, TiKV} {
+		t.Run("jemalloc node/"+string(kind), func(t *testing.T) {
+			host, port := startJenode(t)
+			node := Node{ID: 10001, Kind: kind, Host: host, HTTPPort: port}
+			reg := NewRegistry(Options{})
+			reg.Add(node)
+			nodeHTTP(t, http.MethodPost, node.BaseURL()+"/debug/prof/mem/activate", "")
+			nodeHTTP(t, http.MethodGet, node.BaseURL()+"/alloc", "")
+			d, err := reg.Dump(ctx, node)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if err := p.CheckValid(); err != nil {
-			t.Errorf("profile invalid after symbolization: %v", err)
-		}
-		if got := requestCount(t, node.BaseURL(), "/pprof/symbol"); got != (len(p.Location)+symbolBatch-1)/symbolBatch {
-			t.Errorf("%d symbolizer requests for %d addresses", got, len(p.Location))
-		}
-	})
+			p := profileFromHeapV2(t, d.Data)
+			sym, err := reg.RemoteSymbolizer(node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sym.Symbolize(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+			names := profileFuncNames(p)
+			for _, f := range jenodeFuncs {
+				if !names[f] {
+					t.Errorf("symbolized profile lacks %s: %v", f, names)
+				}
+			}
+			if names["??"] {
+				t.Errorf("\"??\" became a function name")
+			}
+			unnamed := 0
+			for _, loc := range p.Location {
+				if len(loc.Line) == 0 {
+					unnamed++
+				}
+			}
+			if unnamed == 0 {
+				t.Errorf("every address named: expected jemalloc's internal frames to stay unsymbolized")
+			}
+			if err := p.CheckValid(); err != nil {
+				t.Errorf("profile invalid after symbolization: %v", err)
+			}
+			path := strings.TrimPrefix(reg.drivers[kind].SymbolURL(node), node.BaseURL())
+			if got := requestCount(t, node.BaseURL(), path); got != (len(p.Location)+symbolBatch-1)/symbolBatch {
+				t.Errorf("%d symbolizer requests for %d addresses", got, len(p.Location))
+			}
+		})
+	}
 	t.Run("go service", func(t *testing.T) {
 		host, port := startGonode(t)
 		node := Node{ID: 20001, Kind: Go, Host: host, HTTPPort: port}

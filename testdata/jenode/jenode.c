@@ -392,8 +392,11 @@ static void handle_raw_dump(struct node *n, int fd, bool empty_on_failure) {
 	free(data);
 }
 
-/* gperftools remote symbolizer: GET -> num_symbols, POST 0xa+0xb -> lines. */
-static void handle_symbol(int fd, struct req *r) {
+/* gperftools remote symbolizer: GET -> num_symbols, POST 0xa+0xb -> lines.
+ * StarRocks/Doris (SymbolAction) write "0xa<TAB>name" and skip addresses
+ * they cannot name; TiKV (status_server get_symbol) writes "0xa name" and
+ * "0xa ??" for those. */
+static void handle_symbol(int fd, struct req *r, bool tikv) {
 	if (strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0) {
 		reply_str(fd, 200, "num_symbols: 1\n");
 		return;
@@ -421,6 +424,9 @@ static void handle_symbol(int fd, struct req *r) {
 		if (e != tok && dladdr((void *)addr, &info) != 0 && info.dli_sname != NULL) {
 			name = info.dli_sname;
 		}
+		if (name == NULL && tikv && e != tok && addr != 0) {
+			name = "??";
+		}
 		if (name != NULL) {
 			size_t need = strlen(tok) + strlen(name) + 3;
 			while (len + need >= cap) {
@@ -433,7 +439,7 @@ static void handle_symbol(int fd, struct req *r) {
 				}
 				out = no;
 			}
-			len += (size_t)snprintf(out + len, cap - len, "%s\t%s\n", tok, name);
+			len += (size_t)snprintf(out + len, cap - len, tikv ? "%s %s\n" : "%s\t%s\n", tok, name);
 		}
 		tok = plus != NULL ? plus + 1 : NULL;
 	}
@@ -574,7 +580,7 @@ static void route(struct node *n, int fd, struct req *r) {
 		}
 		reply(fd, 200, "text/plain", out, len);
 	} else if (strcmp(p, "/pprof/symbol") == 0 || strcmp(p, "/debug/pprof/symbol") == 0) {
-		handle_symbol(fd, r);
+		handle_symbol(fd, r, strcmp(p, "/debug/pprof/symbol") == 0);
 	} else if ((strcmp(p, "/pprof/heap") == 0 || strcmp(p, "/debug/pprof/heap") == 0 ||
 	            strcmp(p, "/debug/mem/pprof/profile") == 0) &&
 	           get) {
