@@ -13,6 +13,7 @@ TARGETS=${TARGETS:-"direct haproxy heapproxy"}          # any subset, in this or
 TABLE_SIZE=${TABLE_SIZE:-100000}                        # rows per sysbench table
 TABLES=${TABLES:-1}
 WARMUP=${WARMUP:-5}                                     # seconds of direct load before measuring
+ROUNDS=${ROUNDS:-1}                                     # rounds per cell; the table shows medians
 HEAPPROXY_BIN=${HEAPPROXY_BIN:-}                        # prebuilt binary; default: go build ./cmd/heapproxy
 OUT=${OUT:-}                                            # also write the markdown table to this file
 KEEP=${KEEP:-0}                                         # 1: keep the temp dir (logs, sysbench outputs)
@@ -177,29 +178,53 @@ if ((WARMUP > 0)); then
 		>"$tmp/warmup.log" 2>&1 || die "warm-up failed, see $tmp/warmup.log"
 fi
 
+# median prints the median of its arguments.
+median() {
+	printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2}'
+}
+
+read -r -a targets <<<"$TARGETS"
 declare -A qps p95 cpu
 for w in $WORKLOADS; do
 	for th in $THREADS; do
-		for tg in $TARGETS; do
-			out="$tmp/$w.$th.$tg.log"
-			log "$w threads=$th via $tg (${DURATION}s)"
-			[[ -n ${pid[$tg]} ]] && c0=$(cpu_ticks "${pid[$tg]}")
-			sysbench "$w" "${sb_common[@]}" --mysql-port="${port[$tg]}" --threads="$th" \
-				--time="$DURATION" --percentile=95 --report-interval=0 run >"$out" 2>&1 ||
-				die "sysbench $w via $tg failed, see $out"
-			# "queries:   123456 (6172.80 per sec.)" and "95th percentile:   1.23"
-			queries=$(awk '$1 == "queries:" {print $2}' "$out")
-			qps[$w.$th.$tg]=$(awk '$1 == "queries:" {gsub(/\(/, "", $3); print $3}' "$out")
-			p95[$w.$th.$tg]=$(awk '$1 == "95th" {print $3}' "$out")
-			[[ -n $queries && -n ${qps[$w.$th.$tg]} ]] || die "cannot read sysbench output $out"
+		declare -A rq=() rp=() nq=() nt=()
+		for ((r = 0; r < ROUNDS; r++)); do
+			# Each round starts with the next target, so none always runs first.
+			for ((i = 0; i < ${#targets[@]}; i++)); do
+				tg=${targets[(i + r) % ${#targets[@]}]}
+				out="$tmp/$w.$th.$tg.$r.log"
+				log "$w threads=$th via $tg (${DURATION}s, round $((r + 1))/$ROUNDS)"
+				[[ -n ${pid[$tg]} ]] && c0=$(cpu_ticks "${pid[$tg]}")
+				sysbench "$w" "${sb_common[@]}" --mysql-port="${port[$tg]}" --threads="$th" \
+					--time="$DURATION" --percentile=95 --report-interval=0 run >"$out" 2>&1 ||
+					die "sysbench $w via $tg failed, see $out"
+				# "queries:   123456 (6172.80 per sec.)" and "95th percentile:   1.23"
+				queries=$(awk '$1 == "queries:" {print $2}' "$out")
+				q=$(awk '$1 == "queries:" {gsub(/\(/, "", $3); print $3}' "$out")
+				p=$(awk '$1 == "95th" {print $3}' "$out")
+				[[ -n $queries && -n $q && -n $p ]] || die "cannot read sysbench output $out"
+				rq[$tg]+=" $q"
+				rp[$tg]+=" $p"
+				nq[$tg]=$((${nq[$tg]:-0} + queries))
+				if [[ -n ${pid[$tg]} ]]; then
+					kill -0 "${pid[$tg]}" 2>/dev/null || die "$tg died during the run, see $tmp/$tg.log"
+					c1=$(cpu_ticks "${pid[$tg]}")
+					nt[$tg]=$((${nt[$tg]:-0} + c1 - c0))
+				fi
+			done
+		done
+		for tg in "${targets[@]}"; do
+			# shellcheck disable=SC2086 # word splitting of the per-round lists is wanted
+			qps[$w.$th.$tg]=$(median ${rq[$tg]})
+			# shellcheck disable=SC2086
+			p95[$w.$th.$tg]=$(median ${rp[$tg]})
 			cpu[$w.$th.$tg]=-
 			if [[ -n ${pid[$tg]} ]]; then
-				kill -0 "${pid[$tg]}" 2>/dev/null || die "$tg died during the run, see $tmp/$tg.log"
-				c1=$(cpu_ticks "${pid[$tg]}")
-				cpu[$w.$th.$tg]=$(awk -v d=$((c1 - c0)) -v hz="$clk_tck" -v q="$queries" \
+				cpu[$w.$th.$tg]=$(awk -v d="${nt[$tg]}" -v hz="$clk_tck" -v q="${nq[$tg]}" \
 					'BEGIN {printf "%.3f", d / hz / q * 10000}')
 			fi
 		done
+		unset rq rp nq nt
 	done
 done
 
@@ -210,7 +235,8 @@ ratio() { # ratio A B prints A/B with two decimals, or - when either is missing
 report() {
 	echo "Proxy benchmark, $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) CPU(s) ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')):"
 	echo "$(mariadbd --version | awk '{print $3}'), $(sysbench --version), $(haproxy -v 2>/dev/null | head -1 | awk '{print "HAProxy " $3}');"
-	echo "${DURATION}s per run, $TABLES table(s) of $TABLE_SIZE rows, everything on 127.0.0.1 sharing the same CPUs."
+	echo "${DURATION}s per run, median of $ROUNDS round(s) (target order rotated per round), $TABLES table(s) of $TABLE_SIZE rows,"
+	echo "everything on 127.0.0.1 sharing the same CPUs."
 	echo "CPU s/10k q is the proxy process's utime+stime per 10,000 sysbench queries."
 	echo
 	echo "| workload | threads | target | QPS | p95 ms | /HAProxy | /direct | CPU s/10k q |"
