@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"bytes"
+	"debug/dwarf"
 	"debug/elf"
 	"encoding/hex"
 	"fmt"
@@ -39,6 +40,8 @@ type object struct {
 	syms     bfdSymtab // addr2line's symbols
 	symSecs  []section // the sections syms refer to
 
+	mapped *mappedFile // keeps the memory map of the DWARF alive
+
 	mu   sync.Mutex
 	dw   *dwarfIndex
 	memo map[uint64]answer
@@ -75,13 +78,13 @@ func openObject(path string, debugDirs []string) (*object, error) {
 		o.syms = buildBFDSymtab(dyn, true)
 	}
 
-	dwFile := f
+	dwFile, dwPath := f, path
 	if f.Section(".debug_info") == nil {
 		if dbgPath := findDebugFile(f, path, o.buildID, debugDirs); dbgPath != "" {
 			df, err := elf.Open(dbgPath)
 			if err == nil {
 				defer df.Close()
-				dwFile = df
+				dwFile, dwPath = df, dbgPath
 				// BFD then takes the debug file's symbols for every
 				// name it looks up.
 				if s, err := df.Symbols(); err == nil && len(s) > 0 {
@@ -92,13 +95,23 @@ func openObject(path string, debugDirs []string) (*object, error) {
 		}
 	}
 	if dwFile.Section(".debug_info") != nil {
-		d, err := dwFile.DWARF()
-		if err != nil {
-			return nil, fmt.Errorf("read DWARF of %s: %w", path, err)
-		}
+		var d *dwarf.Data
 		var aranges []byte
-		if s := dwFile.Section(".debug_aranges"); s != nil {
-			aranges, _ = s.Data()
+		if m, err := mapFile(dwPath); err == nil {
+			d, aranges, err = mappedDWARF(dwFile, m)
+			if err != nil {
+				return nil, fmt.Errorf("read DWARF of %s: %w", dwPath, err)
+			}
+			o.mapped = m
+		}
+		if d == nil {
+			o.mapped = nil
+			if d, err = dwFile.DWARF(); err != nil {
+				return nil, fmt.Errorf("read DWARF of %s: %w", dwPath, err)
+			}
+			if s := dwFile.Section(".debug_aranges"); s != nil {
+				aranges, _ = s.Data()
+			}
 		}
 		o.dw, err = newDwarfIndex(d, aranges)
 		if err != nil {

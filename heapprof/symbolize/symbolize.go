@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -180,6 +181,28 @@ func (l *Local) Symbolize(ctx context.Context, p *profile.Profile) error {
 	return nil
 }
 
+// preopen loads the images concurrently, at most GOMAXPROCS at a time.
+// Errors are left for the later, sequential open to report.
+func (l *Local) preopen(cache *Cache, images []string) {
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	seen := make(map[string]bool)
+	for _, img := range images {
+		if seen[img] {
+			continue
+		}
+		seen[img] = true
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			_, _ = cache.open(img, l.debugDirs())
+		}()
+	}
+	wg.Wait()
+}
+
 func (l *Local) debugDirs() []string {
 	return append(append([]string(nil), l.SearchPath...), "/usr/lib/debug")
 }
@@ -196,10 +219,31 @@ func (l *Local) libraries(cache *Cache, p *profile.Profile, maxPC uint64) ([]lib
 			return nil, fmt.Errorf("binary %s: %w", l.Binary, err)
 		}
 		prog = abs
+	}
+	// Open (or find in the cache) every image at once: reading symbol
+	// tables and DWARF headers of libc, libstdc++ and the program in
+	// parallel is most of a cold call.
+	var images []string
+	for _, m := range p.Mapping {
+		if soPattern.MatchString(m.File) {
+			if img := l.findLibrary(m.File, m.BuildID); img != "" {
+				if dbg := debuggingLibrary(img); dbg != "" {
+					img = dbg
+				}
+				images = append(images, img)
+			}
+		}
+	}
+	if prog != "" {
+		images = append(images, prog)
+	}
+	l.preopen(cache, images)
+	if prog != "" {
 		if _, err := cache.open(prog, l.debugDirs()); err != nil {
 			return nil, fmt.Errorf("binary %s: %w", l.Binary, err)
 		}
 	}
+
 	var libs []library
 	for _, m := range p.Mapping {
 		var image string

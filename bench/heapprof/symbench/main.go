@@ -7,10 +7,12 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -20,11 +22,13 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: symbench BINARY PROFILE")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the cold pass to this file")
+	flag.Parse()
+	if flag.NArg() != 2 {
+		fmt.Fprintln(os.Stderr, "usage: symbench [-cpuprofile FILE] BINARY PROFILE")
 		os.Exit(2)
 	}
-	bin, prof := os.Args[1], os.Args[2]
+	bin, prof := flag.Arg(0), flag.Arg(1)
 	cache := symbolize.NewCache()
 	l := &symbolize.Local{Binary: bin, Cache: cache}
 	for _, pass := range []string{"cold", "warm"} {
@@ -33,10 +37,24 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+		if pass == "cold" && *cpuProfile != "" {
+			f, err := os.Create(*cpuProfile)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+		}
 		start := time.Now()
 		if err := l.Symbolize(context.Background(), p); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
+		}
+		if pass == "cold" && *cpuProfile != "" {
+			pprof.StopCPUProfile()
 		}
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
