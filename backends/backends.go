@@ -60,6 +60,11 @@ type Node struct {
 	BrpcPort      int
 	// Binary is a local path of the node's binary, for symbols; optional.
 	Binary string
+	// HTTPUser and HTTPPassword, when set, go as HTTP basic auth: a Doris
+	// BE with enable_all_http_auth=true refuses its profiling handlers
+	// (HttpHandlerWithAuth) without them.
+	HTTPUser     string
+	HTTPPassword string
 	// Source is SourceConfig, SourceDiscovered or SourceBuiltin.
 	Source   string
 	Alive    bool

@@ -107,8 +107,9 @@ func (d dorisDriver) Dump(ctx context.Context, n Node) (*Dump, error) {
 	case a.dot != nil:
 		return &Dump{Data: a.dot, Format: FormatDOT, TakenAt: time.Now(), Node: n}, nil
 	case a.file != "":
-		return nil, &UnsupportedError{Kind: Doris, Op: OpDump, Reason: fmt.Sprintf("this Doris BE (1.2.2-2.1.7) writes the heap dump to its own disk "+
-			"(%s) and does not send it over HTTP; copy that file from the node, or upgrade to Doris 2.1.8/3.0.4+", a.file)}
+		return nil, &UnsupportedError{Kind: Doris, Op: OpDump, Reason: fmt.Sprintf("this Doris BE's /jeheap/dump writes the heap dump to its own disk "+
+			"(%s) and does not send it over HTTP (Doris 1.2.2-2.1.7); copy that file from the node, or use a BE whose "+
+			"/jeheap/dump answers jeprof's graph (2.1.8/3.0.4+)", a.file)}
 	case a.noNodes:
 		return nil, &NodeError{Node: n, Op: OpDump, Err: fmt.Errorf("GET %s: jeprof on the node printed no graph (No nodes to print): "+
 			"nothing was sampled since the profiler started", path)}

@@ -466,3 +466,53 @@ func TestProfilingNotStarted(t *testing.T) {
 		})
 	}
 }
+
+// TestDorisHTTPAuth: a Doris BE with enable_all_http_auth=true answers 401
+// without credentials; with the node's user and password the driver works.
+func TestDorisHTTPAuth(t *testing.T) {
+	host, port := startJenode(t, "--auth", "root:s3cret")
+	ctx := context.Background()
+	anon := Node{ID: 60001, Kind: Doris, Host: host, HTTPPort: port}
+	reg := NewRegistry(Options{})
+	reg.Add(anon)
+	err := reg.Enable(ctx, anon)
+	var ne *NodeError
+	if !errors.As(err, &ne) || !strings.Contains(err.Error(), "HTTP 401") || !strings.Contains(err.Error(), "HTTP user and password") {
+		t.Fatalf("Enable without credentials = %v", err)
+	}
+	t.Log(err)
+	wrong := anon
+	wrong.HTTPUser, wrong.HTTPPassword = "root", "guess"
+	reg.Add(wrong)
+	if err := reg.Enable(ctx, wrong); err == nil || !strings.Contains(err.Error(), "HTTP 401") {
+		t.Fatalf("Enable with a wrong password = %v", err)
+	}
+	good := anon
+	good.HTTPUser, good.HTTPPassword = "root", "s3cret"
+	reg.Add(good)
+	if err := reg.Enable(ctx, good); err != nil {
+		t.Fatalf("Enable with credentials: %v", err)
+	}
+	nodeHTTP(t, http.MethodGet, good.BaseURL()+"/alloc", "")
+	d, err := reg.Dump(ctx, good)
+	if err != nil {
+		t.Fatalf("Dump with credentials: %v", err)
+	}
+	checkDOT(t, d.Data)
+	sym, err := reg.RemoteSymbolizer(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := NewRegistry(Options{}).drivers[StarRocks].Dump(ctx, Node{ID: 1, Kind: StarRocks, Host: host, HTTPPort: port,
+		HTTPUser: "root", HTTPPassword: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := profileFromHeapV2(t, raw.Data)
+	if err := sym.Symbolize(ctx, p); err != nil {
+		t.Fatalf("symbolize with credentials: %v", err)
+	}
+	if !profileFuncNames(p)["jenode_leak_step"] {
+		t.Errorf("symbolizer behind auth named nothing useful")
+	}
+}

@@ -82,7 +82,15 @@ type statusError struct {
 }
 
 func (e *statusError) Error() string {
-	return fmt.Sprintf("%s %s: HTTP %d %s: %s", e.Method, e.Path, e.Status, http.StatusText(e.Status), snippet(e.Body))
+	msg := fmt.Sprintf("%s %s: HTTP %d %s", e.Method, e.Path, e.Status, http.StatusText(e.Status))
+	if len(bytes.TrimSpace(e.Body)) > 0 {
+		msg += ": " + snippet(e.Body)
+	}
+	if e.Status == http.StatusUnauthorized {
+		msg += " (the node wants HTTP basic auth, as a Doris BE with enable_all_http_auth=true does: " +
+			"configure the node's HTTP user and password)"
+	}
+	return msg
 }
 
 // do sends one request and reads the whole answer. Any status is returned
@@ -98,6 +106,9 @@ func (c *caller) do(ctx context.Context, n Node, op, method, path string, body [
 	req, err := http.NewRequestWithContext(ctx, method, n.BaseURL()+path, rd)
 	if err != nil {
 		return answer{}, &NodeError{Node: n, Op: op, Err: fmt.Errorf("%s %s: %w", method, path, err)}
+	}
+	if n.HTTPUser != "" {
+		req.SetBasicAuth(n.HTTPUser, n.HTTPPassword)
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {

@@ -25,6 +25,8 @@
  * Test helpers (not part of any product):
  *   GET /alloc   allocate along the known stacks once more
  *   GET /stats   request counts per path, one "path count" line each
+ *   --auth U:P   Doris with enable_all_http_auth: /jeheap/ and /pprof/ want
+ *                HTTP basic auth, else 401
  *
  * Build: cc -O1 -g -rdynamic -o jenode jenode.c -ljemalloc
  *   (-rdynamic exports the jenode_* functions so dladdr can name them for
@@ -65,6 +67,7 @@ enum {
 
 struct opts {
 	int port;
+	const char *auth; /* "Basic <base64(user:pass)>" when --auth is given */
 	bool doris_legacy;
 	int slow_dump_ms;
 	const char *dump_dir;
@@ -185,6 +188,7 @@ static int prof_dump(struct node *n, char *out, size_t outlen) {
 /* ---- HTTP plumbing ------------------------------------------------------ */
 
 struct req {
+	char auth[512];
 	char method[8];
 	char path[512];
 	char query[512];
@@ -309,6 +313,18 @@ static int read_request(int fd, struct req *r, char *buf, size_t cap, size_t *us
 	size_t clen = 0;
 	for (char *line = strstr(buf, "\r\n"); line != NULL && line < end;
 	     line = strstr(line + 2, "\r\n")) {
+		if (strncasecmp(line + 2, "Authorization:", 14) == 0) {
+			const char *v = line + 2 + 14;
+			while (*v == ' ') {
+				v++;
+			}
+			const char *e = strstr(v, "\r\n");
+			size_t len = e != NULL ? (size_t)(e - v) : strlen(v);
+			if (len < sizeof(r->auth)) {
+				memcpy(r->auth, v, len);
+				r->auth[len] = '\0';
+			}
+		}
 		if (strncasecmp(line + 2, "Content-Length:", 15) == 0) {
 			char *e;
 			unsigned long long v = strtoull(line + 2 + 15, &e, 10);
@@ -568,6 +584,16 @@ static void route(struct node *n, int fd, struct req *r) {
 	bool get = method_is(r, "GET");
 	bool post = method_is(r, "POST");
 
+	/* Doris' HttpHandlerWithAuth with enable_all_http_auth=true: 401, a
+	 * WWW-Authenticate header and no body. */
+	if (n->o.auth != NULL && (strncmp(p, "/jeheap/", 8) == 0 || strncmp(p, "/pprof/", 7) == 0) &&
+	    strcmp(r->auth, n->o.auth) != 0) {
+		static const char head[] = "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"Restricted\"\r\n"
+		                           "Content-Length: 0\r\nConnection: close\r\n\r\n";
+		(void)write_all(fd, head, sizeof(head) - 1);
+		return;
+	}
+
 	if (strcmp(p, "/alloc") == 0) {
 		jenode_alloc_round();
 		reply_str(fd, 200, "ok\n");
@@ -658,9 +684,31 @@ static void serve_one(struct node *n, int fd) {
 	free(buf);
 }
 
+/* Encodes "user:pass" for the Authorization header jenode expects. */
+static char *basic_auth(const char *userpass) {
+	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t n = strlen(userpass);
+	char *out = malloc(6 + 4 * ((n + 2) / 3) + 1);
+	if (out == NULL) {
+		abort();
+	}
+	char *o = out + sprintf(out, "Basic ");
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned char)userpass[i] << 16;
+		if (i + 1 < n) v |= (unsigned char)userpass[i + 1] << 8;
+		if (i + 2 < n) v |= (unsigned char)userpass[i + 2];
+		*o++ = tbl[(v >> 18) & 63];
+		*o++ = tbl[(v >> 12) & 63];
+		*o++ = i + 1 < n ? tbl[(v >> 6) & 63] : '=';
+		*o++ = i + 2 < n ? tbl[v & 63] : '=';
+	}
+	*o = '\0';
+	return out;
+}
+
 static void usage(void) {
 	fprintf(stderr, "usage: jenode --port N [--dump-dir DIR] [--jeprof PATH] [--doris-legacy] "
-	                "[--slow-dump-ms MS]\n");
+	                "[--slow-dump-ms MS] [--auth USER:PASSWORD]\n");
 	exit(2);
 }
 
@@ -681,6 +729,8 @@ int main(int argc, char **argv) {
 			n->o.jeprof = argv[++i];
 		} else if (strcmp(argv[i], "--slow-dump-ms") == 0 && i + 1 < argc) {
 			n->o.slow_dump_ms = atoi(argv[++i]);
+		} else if (strcmp(argv[i], "--auth") == 0 && i + 1 < argc) {
+			n->o.auth = basic_auth(argv[++i]);
 		} else if (strcmp(argv[i], "--doris-legacy") == 0) {
 			n->o.doris_legacy = true;
 		} else {
