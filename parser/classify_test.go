@@ -182,6 +182,8 @@ func TestClassifyErrors(t *testing.T) {
 		{"ADMIN EXECUTE ON 1", 18, "expected the script as a quoted string after ON 1, got end of statement"},
 		{"ADMIN EXECUTE ON 1 System", 19, `expected the script as a quoted string after ON 1, got "System"`},
 		{"ADMIN EXECUTE ON 1 'System.print(", 19, "unterminated string literal"},
+		{`ADMIN EXECUTE ON 1 'System.print(\'`, 19, "unterminated string literal"},
+		{`ADMIN EXECUTE ON 1 "x""`, 19, "unterminated string literal"},
 		{"ADMIN EXECUTE ON 1 " + ok + " 'x'", 72, "expected end of statement after the script"},
 		{"ADMIN EXECUTE ON 1 " + ok + "; SELECT 1", 73, `expected end of statement after the script, got "SELECT"`},
 		{"ADMIN EXECUTE ON 1 " + ok + ";;", 72, `got ";"`},

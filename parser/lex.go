@@ -158,9 +158,23 @@ func scanQuoted(src string, start int) int {
 	return len(src)
 }
 
-// isTerminated reports whether a tokString's text ends with its closing quote.
+// isTerminated reports whether a tokString's text ends with its closing quote
+// (and not with an escaped quote, as in 'abc\').
 func isTerminated(lit string) bool {
-	return len(lit) >= 2 && scanQuoted(lit, 0) == len(lit) && lit[len(lit)-1] == lit[0]
+	q := lit[0]
+	for i := 1; i < len(lit); i++ {
+		switch lit[i] {
+		case '\\':
+			i++
+		case q:
+			if i+1 < len(lit) && lit[i+1] == q {
+				i++
+				continue
+			}
+			return i == len(lit)-1
+		}
+	}
+	return false
 }
 
 // unquoteSQL decodes a MySQL string literal (quotes included) with the

@@ -203,7 +203,7 @@ func (p *scriptParser) parse() (Call, *Error) {
 	if t.kind != wrenName || t.text != "HeapProf" {
 		return Call{}, errorf(t.pos, "script: expected HeapProf.getInstance() inside System.print(...), got %s (only the HeapProf class is supported)", quoteFound(t.text))
 	}
-	call, err := p.heapProfCall()
+	call, err := p.heapProfCall(false)
 	if err != nil {
 		return Call{}, err
 	}
@@ -220,8 +220,9 @@ func (p *scriptParser) parse() (Call, *Error) {
 	return call, nil
 }
 
-// heapProfCall parses .getInstance().<method>(<args>) after the name HeapProf.
-func (p *scriptParser) heapProfCall() (Call, *Error) {
+// heapProfCall parses .getInstance().<method>(<args>) after the name HeapProf;
+// nested is set for a call that is itself an argument.
+func (p *scriptParser) heapProfCall(nested bool) (Call, *Error) {
 	if err := p.expectDot(); err != nil {
 		return Call{}, err
 	}
@@ -266,7 +267,7 @@ func (p *scriptParser) heapProfCall() (Call, *Error) {
 				return Call{}, err
 			}
 		}
-		arg, aerr := p.arg(t)
+		arg, aerr := p.arg(t, nested)
 		if aerr != nil {
 			return Call{}, aerr
 		}
@@ -287,14 +288,19 @@ func (p *scriptParser) heapProfCall() (Call, *Error) {
 	return Call{Method: m, Args: args}, nil
 }
 
-// arg parses one argument starting with token t.
-func (p *scriptParser) arg(t wrenToken) (Arg, *Error) {
+// arg parses one argument starting with token t; nested is set inside an
+// argument call, where calls cannot nest further (nothing needs it, and it
+// bounds the recursion).
+func (p *scriptParser) arg(t wrenToken, nested bool) (Arg, *Error) {
 	switch {
 	case t.kind == wrenString:
 		return Arg{Kind: ArgString, Str: t.text}, nil
 	case t.kind == wrenName && t.text == "HeapProf":
+		if nested {
+			return Arg{}, errorf(t.pos, "script: HeapProf calls nest only one level deep")
+		}
 		pos := t.pos
-		inner, err := p.heapProfCall()
+		inner, err := p.heapProfCall(true)
 		if err != nil {
 			return Arg{}, err
 		}

@@ -79,6 +79,7 @@ func TestParseScriptErrors(t *testing.T) {
 		{"System.print(HeapProf.getInstance().enable_prof())\nSystem.print(1)", 51, `got "System"`},
 		{"System.print(HeapProf.getInstance().enable_prof()) /* open", 51, "unterminated /* comment"},
 		{"System.print(HeapProf.getInstance().enable_prof());", 50, `got ";"`},
+		{"System.print(HeapProf.getInstance().to_dot_format(HeapProf.getInstance().to_dot_format(HeapProf.getInstance().snapshot())))", 87, "nest only one level deep"},
 	}
 	for _, tt := range tests {
 		_, err := ParseScript(tt.script)
