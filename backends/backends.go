@@ -64,12 +64,26 @@ type Node struct {
 	// BE with enable_all_http_auth=true refuses its profiling handlers
 	// (HttpHandlerWithAuth) without them.
 	HTTPUser     string
-	HTTPPassword string
+	HTTPPassword Secret
 	// Source is SourceConfig, SourceDiscovered or SourceBuiltin.
 	Source   string
 	Alive    bool
 	LastSeen time.Time
 }
+
+// Secret is a password that prints as "***", so logging a Node does not
+// leak it.
+type Secret string
+
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "***"
+}
+
+// GoString hides the secret from %#v too.
+func (s Secret) GoString() string { return strconv.Quote(s.String()) }
 
 // Addr is the node's HTTP address, host:port.
 func (n Node) Addr() string {

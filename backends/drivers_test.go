@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -499,6 +500,9 @@ func TestDorisHTTPAuth(t *testing.T) {
 		t.Fatalf("Dump with credentials: %v", err)
 	}
 	checkDOT(t, d.Data)
+	if s := fmt.Sprintf("%v %+v %#v", good, good, good); strings.Contains(s, "s3cret") {
+		t.Errorf("a printed node shows its password: %s", s)
+	}
 	sym, err := reg.RemoteSymbolizer(good)
 	if err != nil {
 		t.Fatal(err)

@@ -108,7 +108,7 @@ func (c *caller) do(ctx context.Context, n Node, op, method, path string, body [
 		return answer{}, &NodeError{Node: n, Op: op, Err: fmt.Errorf("%s %s: %w", method, path, err)}
 	}
 	if n.HTTPUser != "" {
-		req.SetBasicAuth(n.HTTPUser, n.HTTPPassword)
+		req.SetBasicAuth(n.HTTPUser, string(n.HTTPPassword))
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
