@@ -341,6 +341,12 @@ func (x *dwarfIndex) loadUnit(off dwarf.Offset) (*unitInfo, error) {
 			stack[level] = idx
 		}
 		if e.Children {
+			if skipSubtree(e.Tag) {
+				// Types hold no code; their member declarations are
+				// read on demand by namesAt.
+				r.SkipChildren()
+				continue
+			}
 			level++
 			stack = append(stack, -1)
 		}
@@ -604,6 +610,17 @@ func cLikeLanguage(cu *dwarf.Entry) bool {
 	case 0x01, 0x02, 0x0c, 0x1d, // C89, C, C99, C11
 		0x05, 0x06, 0x07, 0x0e, 0x22, 0x23, // Cobol, Fortran77/90/95/03/08
 		0x09, 0x0a, 0x0f: // Pascal83, Modula2, PLI
+		return true
+	}
+	return false
+}
+
+// skipSubtree reports DIEs whose children never carry code addresses.
+func skipSubtree(t dwarf.Tag) bool {
+	switch t {
+	case dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType, dwarf.TagEnumerationType,
+		dwarf.TagSubroutineType, dwarf.TagArrayType, dwarf.TagTemplateTypeParameter,
+		dwarf.TagTemplateValueParameter, dwarf.TagTypedef:
 		return true
 	}
 	return false

@@ -42,9 +42,10 @@ type object struct {
 
 	mapped *mappedFile // keeps the memory map of the DWARF alive
 
-	mu   sync.Mutex
-	dw   *dwarfIndex
-	memo map[uint64]answer
+	mu        sync.Mutex
+	dw        *dwarfIndex
+	memo      map[uint64]answer
+	demangled map[string]string
 }
 
 // openObject reads the symbol tables and opens the DWARF of the ELF file at
@@ -56,7 +57,7 @@ func openObject(path string, debugDirs []string) (*object, error) {
 		return nil, fmt.Errorf("open ELF %s: %w", path, err)
 	}
 	defer f.Close()
-	o := &object{path: path, memo: make(map[uint64]answer)}
+	o := &object{path: path, memo: make(map[uint64]answer), demangled: make(map[string]string)}
 	o.buildID = buildID(f)
 	o.sections = allocSections(f)
 	o.symSecs = o.sections
@@ -272,7 +273,7 @@ func (o *object) addr2line(addr uint64) answer {
 			if fi < 0 {
 				name := "??"
 				if s := o.symbol(addr); s != nil {
-					name = demangleBFD(s.name)
+					name = o.displayName(s.name)
 				}
 				return answer{frames: []Frame{{Function: name, File: file, Line: line}}}
 			}
@@ -280,7 +281,7 @@ func (o *object) addr2line(addr uint64) answer {
 			a := answer{fn: f}
 			if !f.isLinkage {
 				if s := o.symbol(addr); s != nil {
-					a.firstName = demangleBFD(s.name)
+					a.firstName = o.displayName(s.name)
 				}
 				o.fixLinkage(f)
 			}
@@ -290,14 +291,14 @@ func (o *object) addr2line(addr uint64) answer {
 					name = s.name
 				}
 			}
-			a.frames = []Frame{{Function: displayName(name), File: file, Line: line}}
+			a.frames = []Frame{{Function: o.displayName(name), File: file, Line: line}}
 			for cur := f; cur.caller >= 0; {
 				c := &u.funcs[cur.caller]
 				cf := cur.callFile
 				if cf == "" {
 					cf = "??"
 				}
-				a.frames = append(a.frames, Frame{Function: displayName(c.name), File: cf, Line: cur.callLine})
+				a.frames = append(a.frames, Frame{Function: o.displayName(c.name), File: cf, Line: cur.callLine})
 				cur = c
 			}
 			return a
@@ -311,7 +312,7 @@ func (o *object) addr2line(addr uint64) answer {
 	if file == "" {
 		file = "??"
 	}
-	return answer{frames: []Frame{{Function: demangleBFD(s.name), File: file}}}
+	return answer{frames: []Frame{{Function: o.displayName(s.name), File: file}}}
 }
 
 // symbol is _bfd_elf_find_function over addr2line's symbols.
@@ -336,11 +337,18 @@ func (o *object) fixLinkage(f *funcInfo) {
 	}
 }
 
-func displayName(name string) string {
+// displayName is the name addr2line prints for a DWARF or ELF name.
+// Callers hold o.mu.
+func (o *object) displayName(name string) string {
 	if name == "" {
 		return "??"
 	}
-	return demangleBFD(name)
+	d, ok := o.demangled[name]
+	if !ok {
+		d = demangleBFD(name)
+		o.demangled[name] = d
+	}
+	return d
 }
 
 // sortedUnique returns the addresses sorted, without duplicates.

@@ -332,7 +332,8 @@ func (o *object) jeprofFrames(pc, addr uint64, seen map[*funcInfo]bool) []jframe
 	var nmName, nmFull string
 	if nmKnown {
 		if s := o.nm.lookup(addr); s != nil {
-			nmName, nmFull = s.name, s.fullName()
+			nmName = o.displayName(s.raw)
+			nmFull = s.fullName(nmName)
 		} else {
 			nmName = fmt.Sprintf("0x%016x", pc)
 			nmFull = nmName

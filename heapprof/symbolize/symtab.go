@@ -14,19 +14,20 @@ import (
 // spanning up to the next address nm lists.
 type nmSym struct {
 	start, end uint64
-	name       string // demangled, as nm --demangle prints it
+	raw        string // as BFD names it; nm --demangle prints demangleBFD(raw)
 	// tagged is whether jeprof appends "<start>" to the name: it does for
 	// the first symbol at an address, not for a later "t"/"T" one that
 	// replaced it.
 	tagged bool
 }
 
-// fullName is the name jeprof's MapSymbolsWithNM records.
-func (s *nmSym) fullName() string {
+// fullName is the name jeprof's MapSymbolsWithNM records, given the
+// demangled name.
+func (s *nmSym) fullName(name string) string {
 	if s.tagged {
-		return fmt.Sprintf("%s<%016x>", s.name, s.start)
+		return fmt.Sprintf("%s<%016x>", name, s.start)
 	}
-	return s.name
+	return name
 }
 
 // nmTable is jeprof's view of an image's symbols (nm -n --demangle, falling
@@ -90,7 +91,6 @@ func buildNMTable(syms []elf.Symbol, dynamic bool, sections []*elf.Section) nmTa
 				chosen, tagged = entries[j].raw, false
 			}
 		}
-		name := demangleBFD(chosen)
 		for k := i; k <= j; k++ {
 			// jeprof checks every name nm prints for _fini; other names
 			// at the same address are printed too.
@@ -102,7 +102,7 @@ func buildNMTable(syms []elf.Symbol, dynamic bool, sections []*elf.Section) nmTa
 		if j+1 < len(entries) {
 			end = entries[j+1].value
 		}
-		t.syms = append(t.syms, nmSym{start: entries[i].value, end: end, name: name, tagged: tagged})
+		t.syms = append(t.syms, nmSym{start: entries[i].value, end: end, raw: chosen, tagged: tagged})
 		i = j + 1
 	}
 	return t
