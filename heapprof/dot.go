@@ -30,7 +30,7 @@ func WriteDOT(w io.Writer, p *profile.Profile, opt Options) error {
 }
 
 type dotEdge struct {
-	src, dst string
+	src, dst int32 // name ids
 	v        float64
 }
 
@@ -39,16 +39,18 @@ func (m *model) writeDOT(w io.Writer, opt Options) error {
 	nodeLimit := perlInt(opt.NodeFraction * local)
 	edgeLimit := perlInt(opt.EdgeFraction * local)
 
-	list := make([]string, 0, len(m.cum))
-	for k := range m.cum {
-		list = append(list, k)
+	list := make([]int32, 0, len(m.names))
+	for id := range m.names {
+		if m.inCum[id] {
+			list = append(list, int32(id))
+		}
 	}
 	sort.Slice(list, func(i, j int) bool {
 		ci, cj := math.Abs(m.cum[list[i]]), math.Abs(m.cum[list[j]])
 		if ci != cj {
 			return ci > cj
 		}
-		return list[i] < list[j]
+		return m.names[list[i]] < m.names[list[j]]
 	})
 	last := opt.NodeCount - 1
 	if last > len(list)-1 {
@@ -71,7 +73,7 @@ func (m *model) writeDOT(w io.Writer, opt Options) error {
 		fmt.Sprintf("Dropped nodes with <= %s abs(%s)", m.unparse(nodeLimit), m.units()),
 		fmt.Sprintf("Dropped edges with <= %s %s", m.unparse(edgeLimit), m.units()))
 
-	node := make(map[string]int, last+1)
+	node := make([]int, len(m.names)) // node number by name id; 0: not shown
 	for i, a := range list[:last+1] {
 		f, c := m.flat[a], m.cum[a]
 		fs := 8.0
@@ -79,7 +81,7 @@ func (m *model) writeDOT(w io.Writer, opt Options) error {
 			fs = 8 + 50.0*math.Sqrt(math.Abs(f*1.0/local))
 		}
 		node[a] = i + 1
-		sym := dotLabelName(a)
+		sym := dotLabelName(m.names[a])
 		extra := ""
 		if f != c {
 			extra = fmt.Sprintf("\\rof %s (%s)", m.unparse(c), percent(c, local))
@@ -90,19 +92,16 @@ func (m *model) writeDOT(w io.Writer, opt Options) error {
 
 	// Edges come from the stacks before ReduceProfile: recursion yields
 	// self-edges and repeated edges, as in jeprof.
-	edges := map[[2]string]float64{}
-	for _, k := range sortedKeys(m.raw) {
-		n := m.raw[k]
-		tr := m.translate(k)
+	edges := map[[2]int32]float64{}
+	var tr []int32
+	for _, st := range m.stacks {
+		tr = m.translate(st.locs, tr[:0])
 		for i := 1; i < len(tr); i++ {
 			src, dst := tr[i], tr[i-1]
-			if _, ok := node[src]; !ok {
+			if node[src] == 0 || node[dst] == 0 {
 				continue
 			}
-			if _, ok := node[dst]; !ok {
-				continue
-			}
-			edges[[2]string{src, dst}] += n
+			edges[[2]int32{src, dst}] += st.v
 		}
 	}
 	sorted := make([]dotEdge, 0, len(edges))
@@ -120,7 +119,7 @@ func (m *model) writeDOT(w io.Writer, opt Options) error {
 		return node[a.dst] < node[b.dst]
 	})
 
-	indeg, outdeg := map[string]int{}, map[string]int{}
+	indeg, outdeg := make([]int, len(m.names)), make([]int, len(m.names))
 	for _, e := range sorted {
 		keep := true
 		switch {
@@ -148,7 +147,7 @@ func (m *model) writeDOT(w io.Writer, opt Options) error {
 			weight = 100000
 		}
 		style := fmt.Sprintf("setlinewidth(%f)", fraction*2)
-		if strings.Contains(e.dst, "(inline)") {
+		if strings.Contains(m.names[e.dst], "(inline)") {
 			style += ",dashed"
 		}
 		fmt.Fprintf(bw, "N%d -> N%d [label=%s, weight=%d, style=\"%s\"];\n",

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/google/pprof/profile"
 )
@@ -52,11 +51,6 @@ type frame struct {
 	file        string // "file:line" as addr2line prints it, "??:0" if unknown
 }
 
-// symtab holds, per location key, jeprof's symbol list for that PC: the
-// containing function first, inlined callees after it (jeprof's order, the
-// reverse of pprof's Location.Line).
-type symtab map[string][]frame
-
 // valueKind says how a sample value is printed.
 type valueKind int
 
@@ -65,20 +59,38 @@ const (
 	kindObjects                  // integer count
 )
 
-// stackProfile maps a stack key (location keys joined by '\n', leaf first,
-// like jeprof's profile hash) to its value.
-type stackProfile map[string]float64
+// stack is one entry of jeprof's profile hash: locations leaf first (as
+// indices into model.locKeys) and the stack's value.
+type stack struct {
+	locs []int32
+	v    float64
+}
 
 // model is everything jeprof's FilterAndPrint computes before printing.
+// Locations and node names are interned to small integers: the profiles
+// this renders have tens of thousands of stacks.
 type model struct {
-	kind       valueKind
-	total      float64 // TotalProfile of the (base-subtracted) raw profile
-	syms       symtab
-	raw        stackProfile // after RemoveUninterestingFrames
-	flat, cum  map[string]float64
+	kind  valueKind
+	total float64 // TotalProfile of the (base-subtracted) raw profile
+
+	locKeys []string // jeprof's key of each location: 16 hex digits
+	locIdx  map[string]int32
+	frames  [][]frame // jeprof's symbol list per location, nil if unknown
+	skip    []bool    // location is an allocator entry point
+
+	stacks   []stack           // after RemoveUninterestingFrames
+	shortMap map[string]string // FillFullnameToShortnameMap
+
+	names     []string // node names by id
+	nameIdx   map[string]int32
+	locNames  [][]int32 // node names of each location, callee first
+	locDone   []bool
+	perCaller []bool         // location has Callback::Run frames
+	runIDs    map[string]int // ShortIdFor
+
+	flat, cum  []float64 // by name id
+	inCum      []bool    // name is a key of jeprof's cumulative hash
 	localTotal float64
-	shortMap   map[string]string // FillFullnameToShortnameMap
-	runIDs     map[string]int    // ShortIdFor
 }
 
 func buildModel(p *profile.Profile, opt Options) (*model, error) {
@@ -89,7 +101,7 @@ func buildModel(p *profile.Profile, opt Options) (*model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &model{kind: kind, syms: symtab{}, runIDs: map[string]int{}}
+	m := &model{kind: kind, locIdx: map[string]int32{}, nameIdx: map[string]int32{}, runIDs: map[string]int{}}
 	prof := m.collect(p, idx)
 	if opt.Base != nil {
 		bidx, _, err := sampleIndex(opt.Base, p.SampleType[idx].Type)
@@ -98,12 +110,30 @@ func buildModel(p *profile.Profile, opt Options) (*model, error) {
 		}
 		prof = subtract(prof, m.collect(opt.Base, bidx))
 	}
-	m.total = totalOf(prof)
-	m.raw = m.removeUninteresting(prof)
-	m.shortMap = fullnameToShortname(m.syms)
-	reduced := m.reduce(m.raw)
-	m.flat, m.cum = flatAndCumulative(reduced)
-	m.localTotal = totalOf(m.flat)
+	keys := make([]string, 0, len(prof))
+	for k := range prof {
+		keys = append(keys, k)
+	}
+	// Sorted so the float sums come out the same on every run.
+	sort.Strings(keys)
+	m.skip = make([]bool, len(m.locKeys))
+	for i, fr := range m.frames {
+		if len(fr) > 0 {
+			f := fr[0].short
+			m.skip[i] = skipFrames[f] || skipRE.MatchString(f)
+		}
+	}
+	m.stacks = make([]stack, 0, len(keys))
+	for _, k := range keys {
+		v := prof[k]
+		m.total += v
+		m.stacks = append(m.stacks, stack{locs: m.removeUninteresting(decodeStack(k)), v: v})
+	}
+	m.shortMap = fullnameToShortname(m.frames)
+	m.locNames = make([][]int32, len(m.locKeys))
+	m.locDone = make([]bool, len(m.locKeys))
+	m.perCaller = make([]bool, len(m.locKeys))
+	m.reduce()
 	return m, nil
 }
 
@@ -134,33 +164,52 @@ func sampleIndex(p *profile.Profile, name string) (int, valueKind, error) {
 	return idx, kind, nil
 }
 
-// collect turns p's samples into jeprof's raw profile hash and records the
-// symbols of its locations.
-func (m *model) collect(p *profile.Profile, idx int) stackProfile {
-	out := stackProfile{}
-	keys := make(map[*profile.Location]string, len(p.Location))
+// collect turns p's samples into jeprof's raw profile hash (keyed by the
+// encoded location indices) and records the symbols of its locations.
+func (m *model) collect(p *profile.Profile, idx int) map[string]float64 {
+	out := make(map[string]float64, len(p.Sample))
+	ids := make(map[*profile.Location]int32, len(p.Location))
 	typ := p.SampleType[idx].Type
-	var sb strings.Builder
+	buf := make([]byte, 0, 256)
 	for _, s := range p.Sample {
 		if len(s.Value) <= idx {
 			continue
 		}
-		sb.Reset()
-		for i, loc := range s.Location {
-			k, ok := keys[loc]
+		buf = buf[:0]
+		for _, loc := range s.Location {
+			id, ok := ids[loc]
 			if !ok {
-				k = locationKey(loc)
-				keys[loc] = k
-				if _, seen := m.syms[k]; !seen {
-					m.syms[k] = jeprofFrames(loc)
-				}
+				id = m.location(loc)
+				ids[loc] = id
 			}
-			if i > 0 {
-				sb.WriteByte('\n')
-			}
-			sb.WriteString(k)
+			buf = append(buf, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
 		}
-		out[sb.String()] += sampleValue(p, s, idx, typ)
+		out[string(buf)] += sampleValue(p, s, idx, typ)
+	}
+	return out
+}
+
+// location interns a location by jeprof's key, so the same PC in the
+// profile and its base is one location.
+func (m *model) location(loc *profile.Location) int32 {
+	k := locationKey(loc)
+	if id, ok := m.locIdx[k]; ok {
+		if m.frames[id] == nil {
+			m.frames[id] = jeprofFrames(loc)
+		}
+		return id
+	}
+	id := int32(len(m.locKeys))
+	m.locIdx[k] = id
+	m.locKeys = append(m.locKeys, k)
+	m.frames = append(m.frames, jeprofFrames(loc))
+	return id
+}
+
+func decodeStack(k string) []int32 {
+	out := make([]int32, len(k)/4)
+	for i := range out {
+		out[i] = int32(k[4*i]) | int32(k[4*i+1])<<8 | int32(k[4*i+2])<<16 | int32(k[4*i+3])<<24
 	}
 	return out
 }
@@ -278,31 +327,23 @@ var skipFrames = func() map[string]bool {
 
 var skipRE = regexp.MustCompile(`TCMalloc|^tcmalloc::`)
 
-// removeUninteresting drops, from each stack, every frame up to and
+// removeUninteresting drops, from a stack, every frame up to and
 // including the last allocator entry point (jeprof keys this on the short
 // name of the PC's containing function, before any "@addr" renaming).
-func (m *model) removeUninteresting(prof stackProfile) stackProfile {
-	out := make(stackProfile, len(prof))
-	for k, v := range prof {
-		keys := strings.Split(k, "\n")
-		start := 0
-		for i, a := range keys {
-			if fr := m.syms[a]; len(fr) > 0 {
-				f := fr[0].short
-				if skipFrames[f] || skipRE.MatchString(f) {
-					start = i + 1
-				}
-			}
+func (m *model) removeUninteresting(locs []int32) []int32 {
+	start := 0
+	for i, l := range locs {
+		if m.skip[l] {
+			start = i + 1
 		}
-		out[strings.Join(keys[start:], "\n")] += v
 	}
-	return out
+	return locs[start:]
 }
 
 // fullnameToShortname is FillFullnameToShortnameMap: a containing
 // function's short name that stands for several nm-tagged full names
 // ("name<addr>") becomes "short@addr" for each of them.
-func fullnameToShortname(syms symtab) map[string]string {
+func fullnameToShortname(syms [][]frame) map[string]string {
 	once := map[string]string{}
 	multi := map[string]bool{}
 	for _, fr := range syms {
@@ -330,44 +371,75 @@ func fullnameToShortname(syms symtab) map[string]string {
 
 // translate is jeprof's TranslateStack at function granularity: the node
 // names of a stack, callee first, inlined frames as their own "(inline)"
-// entries.
-func (m *model) translate(k string) []string {
-	if k == "" {
-		return nil
-	}
-	keys := strings.Split(k, "\n")
-	out := make([]string, 0, len(keys))
-	for i, a := range keys {
-		// jeprof drops addresses above 0x7fffffffffffffff ("fake entries").
-		if len(a) > 8 && a > "7fffffffffffffff" && a[0] != 'L' {
+// entries. It appends to out.
+func (m *model) translate(locs []int32, out []int32) []int32 {
+	for i, l := range locs {
+		names := m.nodeNames(l)
+		if !m.perCaller[l] {
+			out = append(out, names...)
 			continue
 		}
-		fr := m.syms[a]
-		if len(fr) == 0 {
-			fr = []frame{{short: a, full: a}}
-		}
-		for j := len(fr) - 1; j >= 0; j-- {
-			name := fr[j].short
-			if s, ok := m.shortMap[fr[j].full]; ok {
-				name = s
-			}
-			if j > 0 {
-				name += " (inline)"
-			}
-			if callbackRE.MatchString(name) {
+		for _, id := range names {
+			if callbackRE.MatchString(m.names[id]) {
+				// Do not merge Callback::Run frames (jeprof: they make
+				// confusing cycles); name them per caller instead.
 				caller := "0"
 				if i > 0 {
-					caller = keys[i-1]
+					caller = m.locKeys[locs[i-1]]
 				}
-				name = "Run#" + strconv.Itoa(m.shortID(caller))
+				id = m.intern("Run#" + strconv.Itoa(m.shortID(caller)))
 			}
-			if name == "??" {
-				name = a
-			}
-			out = append(out, name)
+			out = append(out, id)
 		}
 	}
 	return out
+}
+
+// nodeNames returns the node names of one location (callee first),
+// computed once: they depend only on the location, except for
+// Callback::Run frames, which translate renames per caller.
+func (m *model) nodeNames(l int32) []int32 {
+	if m.locDone[l] {
+		return m.locNames[l]
+	}
+	m.locDone[l] = true
+	a := m.locKeys[l]
+	// jeprof drops addresses above 0x7fffffffffffffff ("fake entries").
+	if len(a) > 8 && a > "7fffffffffffffff" && a[0] != 'L' {
+		return nil
+	}
+	fr := m.frames[l]
+	if len(fr) == 0 {
+		fr = []frame{{short: a, full: a}}
+	}
+	names := make([]int32, 0, len(fr))
+	for j := len(fr) - 1; j >= 0; j-- {
+		name := fr[j].short
+		if s, ok := m.shortMap[fr[j].full]; ok {
+			name = s
+		}
+		if j > 0 {
+			name += " (inline)"
+		}
+		if callbackRE.MatchString(name) {
+			m.perCaller[l] = true
+		} else if name == "??" {
+			name = a
+		}
+		names = append(names, m.intern(name))
+	}
+	m.locNames[l] = names
+	return names
+}
+
+func (m *model) intern(name string) int32 {
+	if id, ok := m.nameIdx[name]; ok {
+		return id
+	}
+	id := int32(len(m.names))
+	m.nameIdx[name] = id
+	m.names = append(m.names, name)
+	return id
 }
 
 func (m *model) shortID(key string) int {
@@ -379,45 +451,42 @@ func (m *model) shortID(key string) int {
 	return id
 }
 
-// reduce is ReduceProfile: translate every stack and keep only the first
-// occurrence of each name so recursion is not counted twice.
-func (m *model) reduce(prof stackProfile) stackProfile {
-	out := make(stackProfile, len(prof))
-	for _, k := range sortedKeys(prof) {
-		names := m.translate(k)
-		seen := make(map[string]bool, len(names))
-		path := names[:0]
-		for _, n := range names {
-			if n == "" || seen[n] {
+// reduce is ReduceProfile followed by FlatProfile and CumulativeProfile:
+// each name counts once per stack so recursion is not counted twice; the
+// first name of a stack gets the flat value.
+func (m *model) reduce() {
+	var buf []int32
+	var seen []uint32 // stamp per name id: stack number + 1
+	for si, st := range m.stacks {
+		buf = m.translate(st.locs, buf[:0])
+		if len(m.names) > len(m.flat) {
+			grow := len(m.names) - len(m.flat)
+			m.flat = append(m.flat, make([]float64, grow)...)
+			m.cum = append(m.cum, make([]float64, grow)...)
+			m.inCum = append(m.inCum, make([]bool, grow)...)
+			seen = append(seen, make([]uint32, grow)...)
+		}
+		stamp := uint32(si + 1)
+		first := true
+		for _, id := range buf {
+			if seen[id] == stamp || m.names[id] == "" {
 				continue
 			}
-			seen[n] = true
-			path = append(path, n)
-		}
-		out[strings.Join(path, "\n")] += prof[k]
-	}
-	return out
-}
-
-func flatAndCumulative(reduced stackProfile) (flat, cum map[string]float64) {
-	flat, cum = map[string]float64{}, map[string]float64{}
-	for _, k := range sortedKeys(reduced) {
-		if k == "" {
-			continue
-		}
-		v := reduced[k]
-		names := strings.Split(k, "\n")
-		flat[names[0]] += v
-		for _, n := range names {
-			cum[n] += v
+			seen[id] = stamp
+			if first {
+				m.flat[id] += st.v
+				m.localTotal += st.v
+				first = false
+			}
+			m.cum[id] += st.v
+			m.inCum[id] = true
 		}
 	}
-	return flat, cum
 }
 
 // subtract is SubtractProfile without --drop_negative.
-func subtract(a, b stackProfile) stackProfile {
-	out := make(stackProfile, len(a)+len(b))
+func subtract(a, b map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(a)+len(b))
 	for k, v := range a {
 		out[k] = v - b[k]
 	}
@@ -427,24 +496,6 @@ func subtract(a, b stackProfile) stackProfile {
 		}
 	}
 	return out
-}
-
-// totalOf sums values in key order so repeated runs print the same digits.
-func totalOf[M ~map[string]float64](m M) float64 {
-	t := 0.0
-	for _, k := range sortedKeys(m) {
-		t += m[k]
-	}
-	return t
-}
-
-func sortedKeys[M ~map[string]float64](m M) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // unparse is jeprof's Unparse for heap profiles.

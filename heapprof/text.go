@@ -23,16 +23,18 @@ func WriteText(w io.Writer, p *profile.Profile, opt Options) error {
 	if m.total != 0 {
 		fmt.Fprintf(bw, "Total: %s %s\n", m.unparse(m.total), m.units())
 	}
-	names := make([]string, 0, len(m.cum))
-	for k := range m.cum {
-		names = append(names, k)
+	names := make([]int32, 0, len(m.names))
+	for id := range m.names {
+		if m.inCum[id] {
+			names = append(names, int32(id))
+		}
 	}
 	sort.Slice(names, func(i, j int) bool {
 		fi, fj := m.flat[names[i]], m.flat[names[j]]
 		if fi != fj {
 			return fi > fj
 		}
-		return names[i] < names[j]
+		return m.names[names[i]] < m.names[names[j]]
 	})
 	running := 0.0
 	for _, k := range names {
@@ -43,7 +45,7 @@ func WriteText(w io.Writer, p *profile.Profile, opt Options) error {
 		}
 		fmt.Fprintf(bw, "%8s %6s %6s %8s %6s %s\n",
 			m.unparse(f), percent(f, m.localTotal), percent(running, m.localTotal),
-			m.unparse(c), percent(c, m.localTotal), k)
+			m.unparse(c), percent(c, m.localTotal), m.names[k])
 	}
 	return bw.Flush()
 }
@@ -61,17 +63,16 @@ func WriteFolded(w io.Writer, p *profile.Profile, opt Options) error {
 	if err != nil {
 		return err
 	}
-	lines := make([]string, 0, len(m.raw))
-	for k, v := range m.raw {
-		if k == "" {
+	lines := make([]string, 0, len(m.stacks))
+	for _, st := range m.stacks {
+		if len(st.locs) == 0 {
 			continue
 		}
-		keys := strings.Split(k, "\n")
 		var b strings.Builder
-		for i := len(keys) - 1; i >= 0; i-- {
-			fr := m.syms[keys[i]]
+		for i := len(st.locs) - 1; i >= 0; i-- {
+			fr := m.frames[st.locs[i]]
 			if len(fr) == 0 {
-				b.WriteString(keys[i])
+				b.WriteString(m.locKeys[st.locs[i]])
 				b.WriteByte(';')
 				continue
 			}
@@ -89,7 +90,7 @@ func WriteFolded(w io.Writer, p *profile.Profile, opt Options) error {
 			}
 		}
 		line := strings.TrimSuffix(b.String(), ";")
-		lines = append(lines, line+" "+strconv.FormatInt(int64(v), 10))
+		lines = append(lines, line+" "+strconv.FormatInt(int64(st.v), 10))
 	}
 	sort.Strings(lines)
 	bw := bufio.NewWriter(w)
