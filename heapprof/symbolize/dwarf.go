@@ -620,7 +620,9 @@ func skipSubtree(t dwarf.Tag) bool {
 	switch t {
 	case dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType, dwarf.TagEnumerationType,
 		dwarf.TagSubroutineType, dwarf.TagArrayType, dwarf.TagTemplateTypeParameter,
-		dwarf.TagTemplateValueParameter, dwarf.TagTypedef:
+		dwarf.TagTemplateValueParameter, dwarf.TagTypedef,
+		dwarf.TagFormalParameter, dwarf.TagVariable,
+		0x48, 0x4109: // DW_TAG_call_site, DW_TAG_GNU_call_site
 		return true
 	}
 	return false
