@@ -159,7 +159,22 @@ type rawSymbolizer struct {
 	syms map[uint64][]string
 }
 
+// rawSymbolizers caches jeprof --raw results per argument list: the DOT,
+// text, folded and protobuf tests symbolize the same files.
+var rawSymbolizers sync.Map
+
 func newRawSymbolizer(t testing.TB, args ...string) *rawSymbolizer {
+	t.Helper()
+	key := strings.Join(args, "\x00")
+	if rs, ok := rawSymbolizers.Load(key); ok {
+		return rs.(*rawSymbolizer)
+	}
+	rs := loadRawSymbolizer(t, args...)
+	rawSymbolizers.Store(key, rs)
+	return rs
+}
+
+func loadRawSymbolizer(t testing.TB, args ...string) *rawSymbolizer {
 	t.Helper()
 	// jeprof --raw exits non-zero after printing the symbol section
 	// ("can only dump remote profiles"); the section is what we need.
@@ -241,6 +256,8 @@ type dotCase struct {
 	flags []string                       // extra jeprof flags
 	opt   func(o *Options, bp builtProg) // the same settings for us
 	base  bool                           // profile 1 with profile 0 as --base
+	// reverse: profile 0 with profile 1 as --base (mostly negative values)
+	reverse bool
 }
 
 var dotCases = []dotCase{
@@ -260,6 +277,7 @@ var dotCases = []dotCase{
 	{name: "deep_objects", prog: "deep", flags: []string{"--inuse_objects"},
 		opt: func(o *Options, _ builtProg) { o.SampleType = "inuse_objects" }},
 	{name: "growth_base", prog: "growth", base: true},
+	{name: "growth_base_negative", prog: "growth", base: true, reverse: true},
 }
 
 // setup parses and symbolizes the case's profile(s) and returns the
@@ -272,10 +290,13 @@ func (c dotCase) setup(t *testing.T) (*profile.Profile, Options, []string) {
 		c.opt(&opt, bp)
 	}
 	args := append([]string{}, c.flags...)
-	target := bp.profiles[0]
+	target, base := bp.profiles[0], ""
 	if c.base {
-		target = bp.profiles[1]
-		args = append(args, "--base="+bp.profiles[0])
+		target, base = bp.profiles[1], bp.profiles[0]
+		if c.reverse {
+			target, base = base, target
+		}
+		args = append(args, "--base="+base)
 	}
 	args = append(args, bp.bin, target)
 	rs := newRawSymbolizer(t, args...)
@@ -284,7 +305,7 @@ func (c dotCase) setup(t *testing.T) (*profile.Profile, Options, []string) {
 		t.Fatal(err)
 	}
 	if c.base {
-		opt.Base = parseFile(t, bp.profiles[0])
+		opt.Base = parseFile(t, base)
 		if err := rs.Symbolize(context.Background(), opt.Base); err != nil {
 			t.Fatal(err)
 		}
