@@ -63,34 +63,10 @@ func WriteFolded(w io.Writer, p *profile.Profile, opt Options) error {
 	if err != nil {
 		return err
 	}
-	lines := make([]string, 0, len(m.stacks))
-	for _, st := range m.stacks {
-		if len(st.locs) == 0 {
-			continue
-		}
-		var b strings.Builder
-		for i := len(st.locs) - 1; i >= 0; i-- {
-			fr := m.frames[st.locs[i]]
-			if len(fr) == 0 {
-				b.WriteString(m.locKeys[st.locs[i]])
-				b.WriteByte(';')
-				continue
-			}
-			// fr holds the containing function first: root-first order.
-			for j, f := range fr {
-				n := fullAddrRE.ReplaceAllString(f.full, "")
-				if n == "??" {
-					n = f.file
-				}
-				b.WriteString(n)
-				if j > 0 {
-					b.WriteString("[inline]")
-				}
-				b.WriteByte(';')
-			}
-		}
-		line := strings.TrimSuffix(b.String(), ";")
-		lines = append(lines, line+" "+strconv.FormatInt(int64(st.v), 10))
+	stacks := m.foldedStacks()
+	lines := make([]string, 0, len(stacks))
+	for _, st := range stacks {
+		lines = append(lines, strings.Join(st.frames, ";")+" "+strconv.FormatInt(int64(st.v), 10))
 	}
 	sort.Strings(lines)
 	bw := bufio.NewWriter(w)
@@ -99,4 +75,42 @@ func WriteFolded(w io.Writer, p *profile.Profile, opt Options) error {
 		bw.WriteByte('\n')
 	}
 	return bw.Flush()
+}
+
+// foldedStack is one stack as jeprof --collapsed names it, root first.
+type foldedStack struct {
+	frames []string
+	v      float64
+}
+
+// foldedStacks names every non-empty stack the way jeprof's
+// PrintCollapsedStacks does (ExtractSymbolNameInlineStack).
+func (m *model) foldedStacks() []foldedStack {
+	out := make([]foldedStack, 0, len(m.stacks))
+	for _, st := range m.stacks {
+		if len(st.locs) == 0 {
+			continue
+		}
+		var names []string
+		for i := len(st.locs) - 1; i >= 0; i-- {
+			fr := m.frames[st.locs[i]]
+			if len(fr) == 0 {
+				names = append(names, m.locKeys[st.locs[i]])
+				continue
+			}
+			// fr holds the containing function first: root-first order.
+			for j, f := range fr {
+				n := fullAddrRE.ReplaceAllString(f.full, "")
+				if n == "??" {
+					n = f.file
+				}
+				if j > 0 {
+					n += "[inline]"
+				}
+				names = append(names, n)
+			}
+		}
+		out = append(out, foldedStack{names, st.v})
+	}
+	return out
 }
