@@ -17,6 +17,7 @@ ROUNDS=${ROUNDS:-1}                                     # rounds per cell; the t
 HEAPPROXY_BIN=${HEAPPROXY_BIN:-}                        # prebuilt binary; default: go build ./cmd/heapproxy
 OUT=${OUT:-}                                            # also write the markdown table to this file
 KEEP=${KEEP:-0}                                         # 1: keep the temp dir (logs, sysbench outputs)
+PROFILE=${PROFILE:-0}                                   # 1: perf-profile heapproxy during its runs
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d /tmp/heapproxy-bench.XXXXXX)
@@ -38,7 +39,7 @@ cleanup() {
 		done
 		kill -9 "$pid" 2>/dev/null || true
 	done
-	if [[ $KEEP == 1 || $rc != 0 ]]; then
+	if [[ $KEEP == 1 || $PROFILE == 1 || $rc != 0 ]]; then
 		log "logs kept in $tmp"
 	else
 		rm -rf "$tmp"
@@ -51,6 +52,7 @@ trap 'exit 130' INT TERM
 # Tools: Debian's sysbench and haproxy, installed on demand; MariaDB from CI.
 missing=()
 command -v sysbench >/dev/null || missing+=(sysbench)
+[[ $PROFILE == 1 ]] && ! command -v perf >/dev/null && missing+=(linux-perf)
 [[ " $TARGETS " == *" haproxy "* ]] && ! command -v haproxy >/dev/null && ! [[ -x /usr/sbin/haproxy ]] && missing+=(haproxy)
 if ((${#missing[@]})); then
 	log "installing ${missing[*]}"
@@ -195,9 +197,24 @@ for w in $WORKLOADS; do
 				out="$tmp/$w.$th.$tg.$r.log"
 				log "$w threads=$th via $tg (${DURATION}s, round $((r + 1))/$ROUNDS)"
 				[[ -n ${pid[$tg]} ]] && c0=$(cpu_ticks "${pid[$tg]}")
+				perfpid=
+				if [[ $PROFILE == 1 && $tg == heapproxy ]]; then
+					perf record -F 499 -g -p "${pid[$tg]}" -o "$tmp/perf.$w.$th.$r.data" -- sleep "$DURATION" \
+						>"$tmp/perf.$w.$th.$r.log" 2>&1 &
+					perfpid=$!
+				fi
 				sysbench "$w" "${sb_common[@]}" --mysql-port="${port[$tg]}" --threads="$th" \
 					--time="$DURATION" --percentile=95 --report-interval=0 run >"$out" 2>&1 ||
 					die "sysbench $w via $tg failed, see $out"
+				if [[ -n $perfpid ]]; then
+					wait "$perfpid" || die "perf record failed, see $tmp/perf.$w.$th.$r.log"
+					{
+						perf report -i "$tmp/perf.$w.$th.$r.data" --stdio --no-children -g none --sort dso
+						perf report -i "$tmp/perf.$w.$th.$r.data" --stdio --no-children -g none --percent-limit 0.5 --sort dso,symbol
+						perf report -i "$tmp/perf.$w.$th.$r.data" --stdio --children -g caller --percent-limit 5 --sort symbol
+					} 2>/dev/null | grep -v '^$' >"$tmp/profile.$w.$th.$r.txt" || true
+					log "heapproxy profile: $tmp/profile.$w.$th.$r.txt"
+				fi
 				# "queries:   123456 (6172.80 per sec.)" and "95th percentile:   1.23"
 				queries=$(awk '$1 == "queries:" {print $2}' "$out")
 				q=$(awk '$1 == "queries:" {gsub(/\(/, "", $3); print $3}' "$out")
