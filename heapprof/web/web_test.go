@@ -1,0 +1,480 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/pprof/driver"
+	"github.com/google/pprof/profile"
+	"go.uber.org/zap"
+)
+
+func TestListPage(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	tests := []struct {
+		name    string
+		path    string
+		code    int
+		want    []string
+		notWant []string
+		order   []string // IDs in this order on the page
+	}{
+		{
+			name: "all",
+			path: "/",
+			code: http.StatusOK,
+			want: []string{
+				"<td>starrocks</td>", "<td>go</td>", "<td>10.0.0.1:8040</td>",
+				`<td class="num">20.0</td>`, `<td class="num">8.0</td>`, `<td class="num">1.5</td>`,
+				"2026-11-22 10:00:00 UTC", "2026-11-22 11:00:00 UTC",
+				`href="/snapshots/` + idFirst + `/graph"`, `href="/snapshots/` + idFirst + `/flamegraph"`,
+				`href="/snapshots/` + idFirst + `/top"`, `href="/snapshots/` + idFirst + `/source"`,
+				`href="/?node=10001"`,
+				// The second snapshot of node 10001 links its diff against the first.
+				`href="/diff/` + idFirst + `/` + idSecond + `/">diff vs previous`,
+				`<form action="/diff" method="get">`,
+			},
+			// Node 10002 has one snapshot: no diff link to it.
+			notWant: []string{`/` + idOther + `/">diff vs previous`},
+			order:   []string{idSecond, idOther, idFirst},
+		},
+		{
+			name:    "one node",
+			path:    "/?node=10002",
+			code:    http.StatusOK,
+			want:    []string{"of node 10002", idOther},
+			notWant: []string{idFirst, idSecond},
+		},
+		{name: "bad node", path: "/?node=x", code: http.StatusBadRequest},
+		{name: "unknown path", path: "/nosuch", code: http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := get(t, srv.URL+tt.path)
+			if resp.StatusCode != tt.code {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.code, body)
+			}
+			mustContain(t, tt.path, body, tt.want...)
+			for _, s := range tt.notWant {
+				if strings.Contains(body, s) {
+					t.Errorf("%s: unexpected %q", tt.path, s)
+				}
+			}
+			last := -1
+			for _, id := range tt.order {
+				i := strings.Index(body, `<td><a href="/snapshots/`+id+`/">`)
+				if i < last {
+					t.Errorf("row %s out of order (newest first)", id)
+				}
+				last = i
+			}
+		})
+	}
+}
+
+func TestListPageEmptyAndBroken(t *testing.T) {
+	srv, _ := newTestServer(t, Options{Store: &memStore{}})
+	resp, body := get(t, srv.URL+"/")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	mustContain(t, "empty list", body, "No snapshots yet")
+
+	srv, _ = newTestServer(t, Options{Store: brokenStore{}})
+	resp, body = get(t, srv.URL+"/")
+	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(body, "disk on fire") {
+		t.Errorf("broken store: %d %q", resp.StatusCode, body)
+	}
+	resp, body = get(t, srv.URL+"/snapshots/x/graph")
+	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(body, "disk on fire") {
+		t.Errorf("broken store view: %d %q", resp.StatusCode, body)
+	}
+}
+
+type brokenStore struct{}
+
+func (brokenStore) Snapshots(context.Context) ([]Entry, error) {
+	return nil, errors.New("disk on fire")
+}
+func (brokenStore) Profile(context.Context, string) ([]byte, error) {
+	return nil, errors.New("disk on fire")
+}
+
+// funcName is how pprof names the test's functions on its pages.
+const pkgPath = "github.com/heapproxy/heapproxy/heapprof/web."
+
+func TestViews(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	snap := "/snapshots/" + idFirst + "/"
+	diff := "/diff/" + idFirst + "/" + idSecond + "/"
+	tests := []struct {
+		path     string
+		code     int
+		location string
+		want     []string
+		notWant  []string
+	}{
+		// pprof's own root redirects, relatively, to its flame graph.
+		{path: snap, code: http.StatusMovedPermanently, location: "flamegraph"},
+		{path: strings.TrimSuffix(snap, "/"), code: http.StatusMovedPermanently, location: snap},
+		{path: snap + "graph", code: http.StatusOK, want: []string{"<svg", "web.allocFirst", "inuse_space", `href="./flamegraph"`}},
+		{path: snap + "flamegraph", code: http.StatusOK, want: []string{"stackViewer(", pkgPath + "allocFirst"}},
+		{path: snap + "top", code: http.StatusOK, want: []string{pkgPath + "allocChunks", pkgPath + "allocFirst"}},
+		{path: snap + "source?f=allocFirst", code: http.StatusOK, want: []string{pkgPath + "allocFirst", "main_test.go"}},
+		{path: snap + "peek?f=allocFirst", code: http.StatusOK, want: []string{pkgPath + "allocFirst", pkgPath + "allocChunks"}},
+		{path: snap + "top?si=alloc_space", code: http.StatusOK, want: []string{pkgPath + "allocFirst"}},
+		// The diff (pprof -diff_base) holds what grew: allocSecond's 12 MiB;
+		// allocFirst's 8 MiB are in both and cancel out.
+		{path: diff + "top", code: http.StatusOK, want: []string{pkgPath + "allocSecond", "12MB"}, notWant: []string{pkgPath + "allocFirst"}},
+		{path: diff + "graph", code: http.StatusOK, want: []string{"<svg", "web.allocSecond"}},
+		{path: diff + "flamegraph", code: http.StatusOK, want: []string{pkgPath + "allocSecond"}},
+		{path: "/diff?base=" + url.QueryEscape(idFirst) + "&id=" + url.QueryEscape(idSecond), code: http.StatusSeeOther, location: diff},
+		{path: "/diff?base=" + url.QueryEscape(idFirst), code: http.StatusBadRequest},
+		// Configurations would be written to the user's home: refused.
+		{path: snap + "saveconfig?config=x", code: http.StatusForbidden},
+		{path: snap + "deleteconfig?config=x", code: http.StatusForbidden},
+		{path: diff + "saveconfig?config=x", code: http.StatusForbidden},
+		{path: snap + "nosuchpage", code: http.StatusNotFound},
+		{path: "/snapshots/nosuch/graph", code: http.StatusNotFound, want: []string{"nosuch"}},
+		{path: "/diff/nosuch/" + idFirst + "/top", code: http.StatusNotFound, want: []string{"base"}},
+		{path: "/healthz", code: http.StatusOK, want: []string{"ok"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.ReplaceAll(tt.path, "/", "_"), func(t *testing.T) {
+			resp, body := get(t, srv.URL+tt.path)
+			if resp.StatusCode != tt.code {
+				t.Fatalf("status %d, want %d: %.300s", resp.StatusCode, tt.code, body)
+			}
+			if tt.location != "" && resp.Header.Get("Location") != tt.location {
+				t.Errorf("Location %q, want %q", resp.Header.Get("Location"), tt.location)
+			}
+			mustContain(t, tt.path, body, tt.want...)
+			for _, s := range tt.notWant {
+				if strings.Contains(body, s) {
+					t.Errorf("%s: unexpected %q", tt.path, s)
+				}
+			}
+		})
+	}
+}
+
+func TestDownloadIsTheSnapshot(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	resp, body := get(t, srv.URL+"/snapshots/"+idSecond+"/download")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	got, err := profile.ParseData([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := profile.ParseData(profSecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := total(got, 1), total(want, 1); g != w || g == 0 {
+		t.Errorf("downloaded inuse_space total %d, stored %d", g, w)
+	}
+}
+
+func total(p *profile.Profile, i int) int64 {
+	var n int64
+	for _, s := range p.Sample {
+		n += s.Value[i]
+	}
+	return n
+}
+
+// TestSourceFilesFenced checks that the source view does not read files a
+// profile names unless LocalSources is set: the profile names this test's
+// own source file, which exists on this machine.
+func TestSourceFilesFenced(t *testing.T) {
+	const line = "func allocFirst() [][]byte { return allocChunks(8) }"
+	for _, local := range []bool{false, true} {
+		t.Run(fmt.Sprint("local=", local), func(t *testing.T) {
+			srv, _ := newTestServer(t, Options{LocalSources: local})
+			resp, body := get(t, srv.URL+"/snapshots/"+idFirst+"/source?f=allocFirst")
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d: %.300s", resp.StatusCode, body)
+			}
+			shown := strings.Contains(body, "return allocChunks(8)")
+			if shown != local {
+				t.Errorf("source line %q shown=%v with LocalSources=%v", line, shown, local)
+			}
+			if !local {
+				mustContain(t, "fenced", body, sourcePrefix+"/")
+			}
+		})
+	}
+}
+
+// TestFencedNamesCannotEscape feeds the source view a profile whose file
+// names point at a real file in every way pprof resolves names (absolute,
+// relative to the source path's parents, with "..", and with the directory
+// name pprof's trim heuristic looks for).
+func TestFencedNamesCannotEscape(t *testing.T) {
+	secret := t.TempDir() + "/secret.txt"
+	if err := writeFile(secret, "line one\nTOPSECRET-LINE-TWO\nline three\n"); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{
+		secret,
+		strings.TrimPrefix(secret, "/"),
+		"../../../../../../../../" + strings.TrimPrefix(secret, "/"),
+		"/proc/self/cwd/" + secret,
+		"/x/web/" + strings.TrimPrefix(secret, "/"),
+	}
+	fn := []*profile.Function{}
+	loc := []*profile.Location{}
+	var samples []*profile.Sample
+	for i, n := range names {
+		f := &profile.Function{ID: uint64(i + 1), Name: fmt.Sprintf("leak%d", i), SystemName: fmt.Sprintf("leak%d", i), Filename: n}
+		l := &profile.Location{ID: uint64(i + 1), Line: []profile.Line{{Function: f, Line: 2}}}
+		fn, loc = append(fn, f), append(loc, l)
+		samples = append(samples, &profile.Sample{Location: []*profile.Location{l}, Value: []int64{1, 1 << 20}})
+	}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"}},
+		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"},
+		Sample:     samples, Location: loc, Function: fn,
+	}
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	store := &memStore{profiles: map[string][]byte{"evil": buf.Bytes()}}
+	srv, _ := newTestServer(t, Options{Store: store})
+	resp, body := get(t, srv.URL+"/snapshots/evil/source?f=leak")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %.300s", resp.StatusCode, body)
+	}
+	mustContain(t, "source", body, "leak0", "leak4")
+	if strings.Contains(body, "TOPSECRET") {
+		t.Errorf("the source view read a local file named by the profile")
+	}
+
+	// The same profile with LocalSources shows the file: the test's names
+	// do reach it when not fenced.
+	srv, _ = newTestServer(t, Options{Store: store, LocalSources: true})
+	_, body = get(t, srv.URL+"/snapshots/evil/source?f=leak0")
+	mustContain(t, "local source", body, "TOPSECRET")
+}
+
+// TestForeignDriverCallDoesNotLeak: pprof's driver keeps the flags of its
+// last call; a -hide given by another caller in the process must not hide
+// anything in the web view, neither in a view loaded after it nor in one
+// loaded before.
+func TestForeignDriverCallDoesNotLeak(t *testing.T) {
+	srv, _ := newTestServer(t, Options{})
+	before := "/snapshots/" + idFirst + "/top"
+	if _, body := get(t, srv.URL+before); !strings.Contains(body, pkgPath+"allocFirst") {
+		t.Fatalf("top lacks allocFirst before the foreign call")
+	}
+	// Another caller's -hide, parsed the way pprof's own command line does.
+	out, err := driverRunLeaky("-hide=allocFirst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, pkgPath+"allocFirst") {
+		t.Fatalf("-hide had no effect on the foreign call itself:\n%s", out)
+	}
+	for _, path := range []string{before, "/snapshots/" + idSecond + "/top", "/diff/" + idOther + "/" + idSecond + "/top"} {
+		if _, err := driverRunLeaky("-hide=allocFirst"); err != nil {
+			t.Fatal(err)
+		}
+		_, body := get(t, srv.URL+path)
+		want := pkgPath + "allocFirst"
+		if strings.HasPrefix(path, "/diff/") {
+			want = pkgPath + "allocSecond"
+		}
+		if !strings.Contains(body, want) {
+			t.Errorf("%s: %s hidden by another caller's -hide", path, want)
+		}
+	}
+}
+
+// driverRunLeaky runs pprof's driver as a naive caller does, with a
+// FlagSet over the standard flag package that uses pprof's own defaults,
+// i.e. the previous call's values.
+func driverRunLeaky(args ...string) (string, error) {
+	p, err := profile.ParseData(profFirst)
+	if err != nil {
+		return "", err
+	}
+	var out bytes.Buffer
+	err = driver.PProf(&driver.Options{
+		Flagset: &stdFlagSet{newFlagSet(append(args, "-output=out", "-top", "x"))},
+		Fetch:   fetcher{"x": p},
+		Sym:     noSymbolizer{},
+		Obj:     noObjTool{},
+		UI:      &driverUI{log: zap.NewNop()},
+		Writer:  bufWriter{&out},
+	})
+	return out.String(), err
+}
+
+// stdFlagSet declares flags with the defaults pprof passes.
+type stdFlagSet struct{ *flagSet }
+
+func (f *stdFlagSet) Bool(name string, def bool, usage string) *bool {
+	return f.fs.Bool(name, def, usage)
+}
+func (f *stdFlagSet) Int(name string, def int, usage string) *int { return f.fs.Int(name, def, usage) }
+func (f *stdFlagSet) Float64(name string, def float64, usage string) *float64 {
+	return f.fs.Float64(name, def, usage)
+}
+func (f *stdFlagSet) String(name string, def string, usage string) *string {
+	return f.fs.String(name, def, usage)
+}
+
+type bufWriter struct{ b *bytes.Buffer }
+
+func (w bufWriter) Open(string) (io.WriteCloser, error) { return nopCloser{w.b}, nil }
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+func writeFile(name, text string) error { return os.WriteFile(name, []byte(text), 0o600) }
+
+func TestLeakExistsWithoutReset(t *testing.T) {
+	// The reference: with pprof's own defaults, a -hide does carry over
+	// into the next call. If pprof ever stops leaking, this test says so
+	// and the reset machinery can go.
+	if _, err := driverRunLeaky("-hide=allocFirst"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := driverRunLeaky()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, pkgPath+"allocFirst") || !strings.Contains(out, "hide=allocFirst") {
+		t.Fatalf("pprof no longer keeps -hide between calls:\n%s", out)
+	}
+	// And this package's flagSet resets it.
+	if _, err := runDriver(map[string]*profile.Profile{"x": mustParse(t, profFirst)}, []string{"x"}, false, zap.NewNop()); err != nil {
+		t.Fatal(err)
+	}
+	out, err = driverRunLeaky()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, pkgPath+"allocFirst") || strings.Contains(out, "hide=") {
+		t.Fatalf("runDriver did not reset -hide:\n%s", out)
+	}
+}
+
+func mustParse(t *testing.T, b []byte) *profile.Profile {
+	t.Helper()
+	p, err := profile.ParseData(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestConcurrentRequests loads views while others render, with a cache of
+// two views for three so that views are evicted and reloaded, and checks
+// every answer. Run with -race.
+func TestConcurrentRequests(t *testing.T) {
+	store := testStore()
+	srv, _ := newTestServer(t, Options{Store: store, MaxViews: 2})
+	type job struct{ path, want string }
+	var jobs []job
+	for _, id := range []string{idFirst, idSecond, idOther} {
+		for _, page := range []string{"top", "graph", "flamegraph", "peek?f=allocFirst"} {
+			jobs = append(jobs, job{"/snapshots/" + id + "/" + page, "allocFirst"})
+		}
+	}
+	jobs = append(jobs, job{"/diff/" + idFirst + "/" + idSecond + "/top", "allocSecond"}, job{"/", idOther}, job{"/metrics", "heapproxy_connections_open"})
+	svgRE := regexp.MustCompile(`<svg`)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*len(jobs))
+	for range 4 {
+		for _, j := range jobs {
+			wg.Go(func() {
+				resp, err := http.Get(srv.URL + j.path)
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer resp.Body.Close()
+				var b bytes.Buffer
+				b.ReadFrom(resp.Body)
+				if resp.StatusCode != http.StatusOK || !strings.Contains(b.String(), j.want) {
+					errs <- fmt.Errorf("%s: %d, has %q: %v", j.path, resp.StatusCode, j.want, strings.Contains(b.String(), j.want))
+				}
+				if strings.HasSuffix(j.path, "/graph") && !svgRE.Match(b.Bytes()) {
+					errs <- fmt.Errorf("%s: no <svg>", j.path)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	t.Logf("store reads with 2 cached views: %v", store.reads)
+}
+
+// TestViewLoadedOnce: concurrent first requests for one view share one load.
+func TestViewLoadedOnce(t *testing.T) {
+	store := testStore()
+	srv, _ := newTestServer(t, Options{Store: store})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			resp, err := http.Get(srv.URL + "/snapshots/" + idSecond + "/top")
+			if err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	if n := store.reads[idSecond]; n != 1 {
+		t.Errorf("profile read %d times for 8 concurrent requests, want 1", n)
+	}
+}
+
+func TestProfileSizeLimit(t *testing.T) {
+	tests := []struct {
+		name  string
+		limit int64
+		code  int
+	}{
+		{"compressed over", int64(len(profFirst)) - 1, http.StatusRequestEntityTooLarge},
+		// profFirst is gzipped; its uncompressed size is larger.
+		{"uncompressed over", int64(len(profFirst)) + 1, http.StatusRequestEntityTooLarge},
+		{"fits", 64 << 20, http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, _ := newTestServer(t, Options{MaxProfileBytes: tt.limit})
+			resp, body := get(t, srv.URL+"/snapshots/"+idFirst+"/top")
+			if resp.StatusCode != tt.code {
+				t.Errorf("status %d, want %d: %.200s", resp.StatusCode, tt.code, body)
+			}
+		})
+	}
+}
+
+func TestNewNeedsStore(t *testing.T) {
+	if _, err := New(Options{}); err == nil {
+		t.Error("New without a Store succeeded")
+	}
+}
