@@ -1,0 +1,233 @@
+package snapshot
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/heapproxy/heapproxy/heapprof"
+)
+
+// Summarize computes a symbolized profile's totals and its Function and
+// Stack rows (SnapshotID left empty; Save fills it in).
+//
+// Values are the in-use bytes and objects (sample types inuse_space and
+// inuse_objects, else the profile's byte- and count-valued types). For
+// jemalloc profiles the unrounded estimates are summed (recomputed from the
+// raw sampled counts heapprof.Parse keeps, as jeprof does) and rounded once
+// at the end, so the numbers agree with `jeprof --text --show_bytes`.
+//
+// Each stack is cut after its last allocator entry point (malloc, calloc,
+// operator new, ...; jeprof's RemoveUninterestingFrames), so flat is
+// charged to the function that called the allocator. Flat goes to the
+// innermost remaining frame (Location.Line[0] of the first location: the
+// innermost inlined function); cum to every function on the stack, once
+// per stack even when it recurses.
+func Summarize(p *profile.Profile) (Totals, []Function, []Stack) {
+	bi, oi := valueIndex(p)
+	type acc struct{ flatB, flatO, cumB, cumO float64 }
+	type stackAcc struct {
+		depth int
+		b, o  float64
+	}
+	funcs := map[string]*acc{}
+	stacks := map[string]*stackAcc{}
+	var totB, totO float64
+	seen := map[string]bool{}
+	var names []string
+	for _, s := range p.Sample {
+		b, o := sampleValues(p, s, bi, oi)
+		if b == 0 && o == 0 {
+			// Go heap profiles keep stacks whose allocations were all
+			// freed; like jeprof and pprof, they are not shown.
+			continue
+		}
+		totB += b
+		totO += o
+		names = stackNames(s, names[:0])
+		clear(seen)
+		for i, n := range names {
+			a := funcs[n]
+			if a == nil {
+				a = &acc{}
+				funcs[n] = a
+			}
+			if i == 0 {
+				a.flatB += b
+				a.flatO += o
+			}
+			if !seen[n] {
+				seen[n] = true
+				a.cumB += b
+				a.cumO += o
+			}
+		}
+		key := strings.Join(names, ";")
+		st := stacks[key]
+		if st == nil {
+			st = &stackAcc{depth: len(names)}
+			stacks[key] = st
+		}
+		st.b += b
+		st.o += o
+	}
+	tot := Totals{Bytes: round(totB), Objects: round(totO)}
+	fout := make([]Function, 0, len(funcs))
+	for name, a := range funcs {
+		f := Function{
+			Name: name, ShortName: heapprof.ShortFunctionName(name),
+			FlatBytes: round(a.flatB), FlatObjects: round(a.flatO),
+			CumBytes: round(a.cumB), CumObjects: round(a.cumO),
+		}
+		if totB != 0 {
+			f.FlatPercent = 100 * a.flatB / totB
+			f.CumPercent = 100 * a.cumB / totB
+		}
+		fout = append(fout, f)
+	}
+	sortFunctions(fout)
+	sout := make([]Stack, 0, len(stacks))
+	for frames, a := range stacks {
+		sout = append(sout, Stack{Frames: frames, Depth: a.depth, Bytes: round(a.b), Objects: round(a.o)})
+	}
+	sortStacks(sout)
+	assignStackIDs(sout)
+	return tot, fout, sout
+}
+
+// assignStackIDs gives each stack a non-negative 63-bit FNV-1a hash of its
+// frames; a collision within the snapshot (never seen in practice) moves
+// the later stack, in sorted order, to the next free id.
+func assignStackIDs(stacks []Stack) {
+	used := make(map[int64]bool, len(stacks))
+	for i := range stacks {
+		h := fnv.New64a()
+		h.Write([]byte(stacks[i].Frames))
+		id := int64(h.Sum64() >> 1)
+		for used[id] {
+			id = (id + 1) & math.MaxInt64
+		}
+		used[id] = true
+		stacks[i].StackID = id
+	}
+}
+
+// valueIndex returns the indices of the bytes and objects values, -1 when
+// the profile has none.
+func valueIndex(p *profile.Profile) (bytesIdx, objectsIdx int) {
+	bytesIdx, objectsIdx = -1, -1
+	for i, st := range p.SampleType {
+		if st.Unit == "bytes" {
+			bytesIdx = i
+		}
+		if st.Unit == "count" || st.Unit == "objects" {
+			objectsIdx = i
+		}
+	}
+	// Heap profiles (jemalloc's as Parse builds them, Go's) name their
+	// in-use values; otherwise the last byte- and count-valued types.
+	for i, st := range p.SampleType {
+		switch st.Type {
+		case "inuse_space":
+			bytesIdx = i
+		case "inuse_objects":
+			objectsIdx = i
+		}
+	}
+	return bytesIdx, objectsIdx
+}
+
+// sampleValues returns a sample's bytes and objects; for jemalloc samples
+// the unrounded estimate from the raw counts (heapprof.Parse rounds the
+// Value it stores).
+func sampleValues(p *profile.Profile, s *profile.Sample, bi, oi int) (b, o float64) {
+	rawO, okO := s.NumLabel[heapprof.LabelSampledObjects]
+	rawB, okB := s.NumLabel[heapprof.LabelSampledBytes]
+	if okO && okB && len(rawO) == 1 && len(rawB) == 1 && p.Period > 0 {
+		return swap(heapprof.AdjustSamples(p.Period, rawO[0], rawB[0]))
+	}
+	if bi >= 0 && bi < len(s.Value) {
+		b = float64(s.Value[bi])
+	}
+	if oi >= 0 && oi < len(s.Value) {
+		o = float64(s.Value[oi])
+	}
+	return b, o
+}
+
+func swap(objects, bytes float64) (float64, float64) { return bytes, objects }
+
+// stackNames appends the function names of s, innermost first, after the
+// last allocator entry point. An unsymbolized location is its address.
+func stackNames(s *profile.Sample, out []string) []string {
+	start := 0
+	for i, loc := range s.Location {
+		if n := len(loc.Line); n > 0 && isAllocator(funcName(loc.Line[n-1].Function)) {
+			start = i + 1
+		}
+	}
+	for _, loc := range s.Location[start:] {
+		if len(loc.Line) == 0 {
+			out = append(out, fmt.Sprintf("0x%x", loc.Address))
+			continue
+		}
+		for _, l := range loc.Line {
+			out = append(out, funcName(l.Function))
+		}
+	}
+	return out
+}
+
+func funcName(f *profile.Function) string {
+	switch {
+	case f == nil:
+		return "??"
+	case f.Name != "":
+		return f.Name
+	case f.SystemName != "":
+		return f.SystemName
+	}
+	return "??"
+}
+
+// allocatorEntries are the allocator entry points jeprof's
+// RemoveUninterestingFrames cuts heap stacks at, by short name (jeprof
+// also matches each with a leading "_").
+var allocatorEntries = map[string]bool{
+	"calloc": true, "cfree": true, "malloc": true, "newImpl": true, "void* newImpl": true,
+	"free": true, "memalign": true, "posix_memalign": true, "aligned_alloc": true,
+	"pvalloc": true, "valloc": true, "realloc": true, "mallocx": true, "rallocx": true,
+	"xallocx": true, "dallocx": true, "sdallocx": true, "sdallocx_noflags": true,
+	"tc_calloc": true, "tc_cfree": true, "tc_malloc": true, "tc_free": true,
+	"tc_memalign": true, "tc_posix_memalign": true, "tc_pvalloc": true, "tc_valloc": true,
+	"tc_realloc": true, "tc_new": true, "tc_delete": true, "tc_newarray": true,
+	"tc_deletearray": true, "tc_new_nothrow": true, "tc_newarray_nothrow": true,
+	"do_malloc": true, "::do_malloc": true, "::do_malloc_or_cpp_alloc": true,
+	"DoSampledAllocation": true, "simple_alloc::allocate": true,
+	"__malloc_alloc_template::allocate": true, "__builtin_delete": true,
+	"__builtin_new": true, "__builtin_vec_delete": true, "__builtin_vec_new": true,
+	"operator new": true, "operator new[]": true, "malloc_zone_malloc": true,
+	"malloc_zone_calloc": true, "malloc_zone_valloc": true, "malloc_zone_realloc": true,
+	"malloc_zone_memalign": true, "malloc_zone_free": true,
+	"__start_google_malloc": true, "__stop_google_malloc": true,
+	"__start_malloc_hook": true, "__stop_malloc_hook": true,
+}
+
+func isAllocator(name string) bool {
+	short := heapprof.ShortFunctionName(name)
+	return allocatorEntries[short] || allocatorEntries[strings.TrimPrefix(short, "_")] ||
+		strings.Contains(short, "TCMalloc") || strings.HasPrefix(short, "tcmalloc::")
+}
+
+func round(f float64) int64 {
+	switch {
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(math.Round(f))
+}

@@ -1,0 +1,372 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/heapproxy/heapproxy/heapprof"
+	"github.com/heapproxy/heapproxy/heapprof/symbolize"
+)
+
+// refRow is one row of a reference tool's top table.
+type refRow struct {
+	flat, cum       int64
+	flatPct, cumPct string
+}
+
+// parseTop reads `jeprof --text` or `go tool pprof -top` output: a total
+// line, then rows "flat flat% sum% cum cum% name".
+func parseTop(t *testing.T, out []byte, totalRE *regexp.Regexp) (int64, map[string]refRow) {
+	t.Helper()
+	var total int64 = -1
+	rows := map[string]refRow{}
+	num := func(s string) int64 {
+		v, err := strconv.ParseInt(strings.TrimSuffix(s, "B"), 10, 64)
+		if err != nil {
+			t.Fatalf("reference output: bad number %q", s)
+		}
+		return v
+	}
+	inRows := false
+	for _, line := range strings.Split(string(out), "\n") {
+		if m := totalRE.FindStringSubmatch(line); m != nil {
+			total = num(m[1])
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) >= 6 && f[0] == "flat" {
+			inRows = true
+			continue
+		}
+		if !inRows && !strings.HasPrefix(line, " ") || len(f) < 6 {
+			continue
+		}
+		name := strings.Join(f[5:], " ")
+		if _, dup := rows[name]; dup {
+			t.Fatalf("reference output names %q twice", name)
+		}
+		rows[name] = refRow{flat: num(f[0]), flatPct: f[1], cum: num(f[3]), cumPct: f[4]}
+	}
+	if total < 0 || len(rows) == 0 {
+		t.Fatalf("reference output has no total or no rows:\n%s", out)
+	}
+	return total, rows
+}
+
+// near accepts the difference between our rounding of the summed
+// estimates and jeprof's truncating "%d" of them.
+func near(a, b int64) bool { return a-b <= 1 && b-a <= 1 }
+
+var jeprofTag = regexp.MustCompile(`<[0-9a-f]{16}>`)
+
+// TestSummarizeJemalloc compares Summarize on real jemalloc profiles
+// (symbolized by heapprof/symbolize) with jeprof on the same files:
+// functions against --text, stacks against --collapsed, bytes and objects.
+func TestSummarizeJemalloc(t *testing.T) {
+	bin, heaps := leakProg(t)
+	cache := symbolize.NewCache()
+	for _, heap := range heaps {
+		t.Run(filepath.Base(heap), func(t *testing.T) {
+			data, err := os.ReadFile(heap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := heapprof.Parse(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := (&symbolize.Local{Binary: bin, Cache: cache}).Symbolize(context.Background(), p); err != nil {
+				t.Fatal(err)
+			}
+			tot, funcs, stacks := Summarize(p)
+			byShort := map[string]Function{}
+			for _, f := range funcs {
+				if _, dup := byShort[f.ShortName]; dup {
+					t.Fatalf("short name %q twice", f.ShortName)
+				}
+				byShort[f.ShortName] = f
+			}
+
+			for _, c := range []struct {
+				flag    string
+				total   int64
+				flat    func(Function) int64
+				cum     func(Function) int64
+				totalRE *regexp.Regexp
+			}{
+				{"--show_bytes", tot.Bytes, func(f Function) int64 { return f.FlatBytes },
+					func(f Function) int64 { return f.CumBytes }, regexp.MustCompile(`^Total: (\d+) B$`)},
+				{"--inuse_objects", tot.Objects, func(f Function) int64 { return f.FlatObjects },
+					func(f Function) int64 { return f.CumObjects }, regexp.MustCompile(`^Total: (\d+) objects$`)},
+			} {
+				out := run(t, nil, "jeprof", "--text", c.flag, bin, heap)
+				jtotal, rows := parseTop(t, out, c.totalRE)
+				if !near(c.total, jtotal) {
+					t.Errorf("jeprof %s: total %d, Summarize %d", c.flag, jtotal, c.total)
+				}
+				if len(rows) != len(funcs) {
+					t.Errorf("jeprof %s: %d functions, Summarize %d", c.flag, len(rows), len(funcs))
+				}
+				for name, r := range rows {
+					f, ok := byShort[name]
+					if !ok {
+						t.Errorf("jeprof %s has %q, Summarize does not", c.flag, name)
+						continue
+					}
+					if !near(c.flat(f), r.flat) || !near(c.cum(f), r.cum) {
+						t.Errorf("jeprof %s %q: flat %d cum %d; Summarize flat %d cum %d",
+							c.flag, name, r.flat, r.cum, c.flat(f), c.cum(f))
+					}
+					if c.flag == "--show_bytes" {
+						if got := fmt.Sprintf("%.1f%%", f.FlatPercent); got != r.flatPct {
+							t.Errorf("%q flat%%: jeprof %s, Summarize %s", name, r.flatPct, got)
+						}
+						if got := fmt.Sprintf("%.1f%%", f.CumPercent); got != r.cumPct {
+							t.Errorf("%q cum%%: jeprof %s, Summarize %s", name, r.cumPct, got)
+						}
+					}
+				}
+			}
+			if f := byShort["agg_hash_grow"]; f.FlatBytes < 8<<20 {
+				t.Errorf("agg_hash_grow keeps an 8 MiB block, Summarize says %d bytes", f.FlatBytes)
+			}
+
+			// Stacks: jeprof --collapsed prints them root first with nm's
+			// address tags on the names.
+			for _, c := range []struct {
+				flag string
+				val  func(Stack) int64
+			}{
+				{"--show_bytes", func(s Stack) int64 { return s.Bytes }},
+				{"--inuse_objects", func(s Stack) int64 { return s.Objects }},
+			} {
+				want := map[string]int64{}
+				for _, line := range strings.Split(strings.TrimSpace(string(run(t, nil, "jeprof", "--collapsed", c.flag, bin, heap))), "\n") {
+					i := strings.LastIndexByte(line, ' ')
+					v, err := strconv.ParseInt(line[i+1:], 10, 64)
+					if err != nil {
+						t.Fatalf("jeprof --collapsed: %q", line)
+					}
+					frames := strings.Split(jeprofTag.ReplaceAllString(line[:i], ""), ";")
+					slices.Reverse(frames)
+					want[strings.Join(frames, ";")] += v
+				}
+				if len(want) != len(stacks) {
+					t.Errorf("jeprof --collapsed %s: %d stacks, Summarize %d", c.flag, len(want), len(stacks))
+				}
+				for _, s := range stacks {
+					w, ok := want[s.Frames]
+					if !ok {
+						t.Errorf("stack %q not in jeprof --collapsed", s.Frames)
+					} else if !near(c.val(s), w) {
+						t.Errorf("stack %q %s: jeprof %d, Summarize %d", s.Frames, c.flag, w, c.val(s))
+					}
+					if s.Depth != strings.Count(s.Frames, ";")+1 {
+						t.Errorf("stack %q: depth %d", s.Frames, s.Depth)
+					}
+				}
+			}
+			checkStackIDs(t, stacks)
+		})
+	}
+}
+
+func checkStackIDs(t *testing.T, stacks []Stack) {
+	t.Helper()
+	ids := map[int64]bool{}
+	for _, s := range stacks {
+		if s.StackID < 0 || ids[s.StackID] {
+			t.Errorf("stack id %d negative or repeated", s.StackID)
+		}
+		ids[s.StackID] = true
+	}
+}
+
+// The test process allocates along these and keeps the memory.
+var kept [][]byte
+
+//go:noinline
+func allocSmallBlocks() {
+	for i := 0; i < 200; i++ {
+		kept = append(kept, make([]byte, 10000))
+	}
+}
+
+//go:noinline
+func allocLargeBlocks() {
+	for i := 0; i < 8; i++ {
+		kept = append(kept, make([]byte, 1<<20))
+	}
+}
+
+//go:noinline
+func allocBoth() {
+	allocSmallBlocks()
+	allocLargeBlocks()
+}
+
+// TestSummarizeGo compares Summarize on the test process's own heap
+// profile (runtime/pprof) with `go tool pprof -top` on the same file.
+func TestSummarizeGo(t *testing.T) {
+	old := runtime.MemProfileRate
+	runtime.MemProfileRate = 1
+	defer func() { runtime.MemProfileRate = old }()
+	allocBoth()
+	allocLargeBlocks()
+	runtime.GC()
+	file := filepath.Join(t.TempDir(), "heap.pb.gz")
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.ParseData(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot, funcs, stacks := Summarize(p)
+	byName := map[string]Function{}
+	for _, f := range funcs {
+		byName[f.Name] = f
+	}
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	for _, c := range []struct {
+		index string
+		total int64
+		flat  func(Function) int64
+		cum   func(Function) int64
+	}{
+		{"inuse_space", tot.Bytes, func(f Function) int64 { return f.FlatBytes }, func(f Function) int64 { return f.CumBytes }},
+		{"inuse_objects", tot.Objects, func(f Function) int64 { return f.FlatObjects }, func(f Function) int64 { return f.CumObjects }},
+	} {
+		out := run(t, nil, goBin, "tool", "pprof", "-top", "-nodecount=1000000", "-nodefraction=0",
+			"-sample_index="+c.index, "-unit=B", file)
+		total, rows := parseTop(t, out, regexp.MustCompile(`of (\d+)B? total`))
+		if total != c.total {
+			t.Errorf("%s: pprof total %d, Summarize %d", c.index, total, c.total)
+		}
+		if len(rows) != len(funcs) {
+			t.Errorf("%s: pprof %d functions, Summarize %d", c.index, len(rows), len(funcs))
+		}
+		for name, r := range rows {
+			f, ok := byName[name]
+			if !ok {
+				t.Errorf("%s: pprof has %q, Summarize does not", c.index, name)
+				continue
+			}
+			if c.flat(f) != r.flat || c.cum(f) != r.cum {
+				t.Errorf("%s %q: pprof flat %d cum %d; Summarize flat %d cum %d", c.index, name, r.flat, r.cum, c.flat(f), c.cum(f))
+			}
+		}
+	}
+	const pkg = "github.com/heapproxy/heapproxy/heapprof/snapshot."
+	if f := byName[pkg+"allocLargeBlocks"]; f.FlatBytes < 16<<20 {
+		t.Errorf("allocLargeBlocks keeps 16 MiB, Summarize says %d", f.FlatBytes)
+	}
+	if f := byName[pkg+"allocBoth"]; f.FlatBytes != 0 || f.CumBytes < 8<<20+2_000_000 {
+		t.Errorf("allocBoth: flat %d cum %d", f.FlatBytes, f.CumBytes)
+	}
+	var sum int64
+	for _, s := range stacks {
+		sum += s.Bytes
+	}
+	if sum != tot.Bytes {
+		t.Errorf("stacks sum to %d bytes, total %d", sum, tot.Bytes)
+	}
+	checkStackIDs(t, stacks)
+	runtime.KeepAlive(kept)
+}
+
+// TestSummarizeEdgeCases covers profiles the reference tools do not make.
+func TestSummarizeEdgeCases(t *testing.T) {
+	fnA := &profile.Function{ID: 1, Name: "a"}
+	fnB := &profile.Function{ID: 2, Name: "b"}
+	fnMalloc := &profile.Function{ID: 3, Name: "malloc"}
+	locA := &profile.Location{ID: 1, Line: []profile.Line{{Function: fnA}}}
+	locB := &profile.Location{ID: 2, Line: []profile.Line{{Function: fnB}}}
+	locM := &profile.Location{ID: 3, Line: []profile.Line{{Function: fnMalloc}}}
+	locInl := &profile.Location{ID: 4, Line: []profile.Line{{Function: fnB}, {Function: fnA}}}
+	locRaw := &profile.Location{ID: 5, Address: 0x1234}
+	heap := []*profile.ValueType{{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"}}
+	for _, c := range []struct {
+		name    string
+		types   []*profile.ValueType
+		samples []*profile.Sample
+		want    []Function
+		stacks  []string
+	}{
+		{
+			name:  "recursion counts once in cum",
+			types: heap,
+			samples: []*profile.Sample{
+				{Location: []*profile.Location{locA, locB, locA}, Value: []int64{1, 100}},
+			},
+			want: []Function{
+				{Name: "a", ShortName: "a", FlatBytes: 100, FlatObjects: 1, CumBytes: 100, CumObjects: 1, FlatPercent: 100, CumPercent: 100},
+				{Name: "b", ShortName: "b", CumBytes: 100, CumObjects: 1, CumPercent: 100},
+			},
+			stacks: []string{"a;b;a"},
+		},
+		{
+			name:  "allocator frames cut, inline frames innermost first",
+			types: heap,
+			samples: []*profile.Sample{
+				{Location: []*profile.Location{locA, locM, locInl}, Value: []int64{3, 300}},
+				{Location: []*profile.Location{locRaw, locA}, Value: []int64{1, 100}},
+				{Location: []*profile.Location{locB}, Value: []int64{0, 0}},
+			},
+			want: []Function{
+				{Name: "b", ShortName: "b", FlatBytes: 300, FlatObjects: 3, CumBytes: 300, CumObjects: 3, FlatPercent: 75, CumPercent: 75},
+				{Name: "0x1234", ShortName: "0x1234", FlatBytes: 100, FlatObjects: 1, CumBytes: 100, CumObjects: 1, FlatPercent: 25, CumPercent: 25},
+				{Name: "a", ShortName: "a", CumBytes: 400, CumObjects: 4, CumPercent: 100},
+			},
+			stacks: []string{"b;a", "0x1234;a"},
+		},
+		{
+			name:  "not a heap profile: last bytes and count types",
+			types: []*profile.ValueType{{Type: "alloc_space", Unit: "bytes"}, {Type: "samples", Unit: "count"}},
+			samples: []*profile.Sample{
+				{Location: []*profile.Location{locB}, Value: []int64{50, 2}},
+			},
+			want:   []Function{{Name: "b", ShortName: "b", FlatBytes: 50, FlatObjects: 2, CumBytes: 50, CumObjects: 2, FlatPercent: 100, CumPercent: 100}},
+			stacks: []string{"b"},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := &profile.Profile{SampleType: c.types, Sample: c.samples,
+				Location: []*profile.Location{locA, locB, locM, locInl, locRaw},
+				Function: []*profile.Function{fnA, fnB, fnMalloc}}
+			_, funcs, stacks := Summarize(p)
+			if fmt.Sprint(funcs) != fmt.Sprint(c.want) {
+				t.Errorf("functions\n got %v\nwant %v", funcs, c.want)
+			}
+			var got []string
+			for _, s := range stacks {
+				got = append(got, s.Frames)
+			}
+			if !slices.Equal(got, c.stacks) {
+				t.Errorf("stacks %q, want %q", got, c.stacks)
+			}
+		})
+	}
+}
