@@ -43,7 +43,7 @@ func NodesFromShowBackends(kind Kind, columns []string, rows [][]string) ([]Node
 		}
 	}
 	hbCol, beCol, brpcCol := col("HeartbeatPort"), col("BePort"), col("BrpcPort")
-	aliveCol, lastCol := col("Alive"), col("LastHeartbeat")
+	aliveCol, lastCol, kindCol := col("Alive"), col("LastHeartbeat"), col("Kind")
 
 	nodes := make([]Node, 0, len(rows))
 	for r, row := range rows {
@@ -76,7 +76,12 @@ func NodesFromShowBackends(kind Kind, columns []string, rows [][]string) ([]Node
 			*p.dst = port
 		}
 		if n.HTTPPort == 0 {
-			return nil, fmt.Errorf("show backends row %d: node %d has no HttpPort", r+1, id)
+			// Nothing to contact over HTTP: a heapproxy's own built-in node
+			// (another heapproxy acting as the FE), or a node without one.
+			continue
+		}
+		if k, err := ParseKind(cell(kindCol)); err == nil && k != Self {
+			n.Kind = k // a heapproxy upstream says what each node is
 		}
 		n.Alive = strings.EqualFold(cell(aliveCol), "true")
 		if t, err := time.ParseInLocation(showBackendsTime, cell(lastCol), time.Local); err == nil {

@@ -111,9 +111,17 @@ func TestNodesFromShowBackends(t *testing.T) {
 			wantErr: `show backends row 1: HttpPort "80400" is not a port`,
 		},
 		{
-			name: "short row", kind: StarRocks, columns: starRocksBackendColumns,
-			rows:    [][]string{{"10001", "h"}},
-			wantErr: "node 10001 has no HttpPort",
+			// A row without an HttpPort (another heapproxy's built-in node)
+			// has nothing to contact: skipped, not an error for the rest.
+			name: "short row skipped", kind: StarRocks, columns: starRocksBackendColumns,
+			rows: [][]string{{"10001", "h"}},
+			want: []Node{},
+		},
+		{
+			name: "heapproxy upstream names each node's kind", kind: StarRocks,
+			columns: []string{"BackendId", "IP", "HttpPort", "Kind"},
+			rows:    [][]string{{"1", "localhost", "0", "heapproxy"}, {"7", "h7", "4000", "greptimedb"}},
+			want:    []Node{{ID: 7, Kind: GreptimeDB, Host: "h7", HTTPPort: 4000, Source: SourceDiscovered}},
 		},
 	}
 	for _, tc := range tests {

@@ -210,10 +210,22 @@ func (s *session) noteStatus(head []byte) {
 // procedures), LOCAL INFILE exchanges, ending with an ERR or with a status
 // that has no SERVER_MORE_RESULTS_EXISTS.
 func (s *session) relayResults() error {
-	for {
-		head, err := relayPacket(s.client, s.up)
-		if err != nil {
-			return err
+	head, err := relayPacket(s.client, s.up)
+	if err != nil {
+		return err
+	}
+	return s.relayResultsFrom(head)
+}
+
+// relayResultsFrom continues relayResults after its first packet, head,
+// which the caller has already sent to the client.
+func (s *session) relayResultsFrom(head []byte) error {
+	for first := true; ; first = false {
+		if !first {
+			var err error
+			if head, err = relayPacket(s.client, s.up); err != nil {
+				return err
+			}
 		}
 		if len(head) == 0 {
 			return errors.New("empty response packet from upstream")

@@ -69,6 +69,9 @@ type Timeouts struct {
 	Idle time.Duration `yaml:"idle"`
 	// Shutdown is how long running statements may finish after SIGTERM.
 	Shutdown time.Duration `yaml:"shutdown"`
+	// Admin bounds one ADMIN EXECUTE statement: the node calls (each also
+	// bounded by the node timeout), symbolization and rendering.
+	Admin time.Duration `yaml:"admin"`
 }
 
 // DefaultConfig is the embedded default.
@@ -81,6 +84,7 @@ func DefaultConfig() Config {
 			Connect:   10 * time.Second,
 			Handshake: 30 * time.Second,
 			Shutdown:  30 * time.Second,
+			Admin:     10 * time.Minute,
 		},
 	}
 }

@@ -1,21 +1,50 @@
 package server
 
 import (
+	"errors"
 	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/heapproxy/heapproxy/parser"
 )
 
 // intercept answers the statements heapproxy owns. It reports whether the
-// statement was handled.
+// statement was handled; an error means the client connection broke.
 func (s *session) intercept(query []byte) (bool, error) {
-	return false, nil
+	stmt, err := s.srv.classifier.Classify(string(query))
+	if err != nil {
+		var pe *parser.Error
+		if errors.As(err, &pe) {
+			return true, s.sendError(mysql.NewError(mysql.ER_PARSE_ERROR, pe.Error()))
+		}
+		return true, s.sendError(mysql.NewError(mysql.ER_PARSE_ERROR, err.Error()))
+	}
+	switch stmt.Kind {
+	case parser.AdminExecute:
+		return true, s.adminExecute(stmt.Admin, query)
+	case parser.ShowBackends, parser.ShowComputeNodes:
+		return true, s.showBackends(query, stmt.Kind)
+	}
+	if s.up != nil {
+		return false, nil
+	}
+	return true, s.answerLocal(stmt)
 }
 
-// answerEmbedded answers a command when there is no upstream.
+// answerEmbedded answers a command other than COM_QUERY when there is no
+// upstream.
 func (s *session) answerEmbedded(cmd command) error {
 	switch cmd.code() {
 	case mysql.COM_PING, mysql.COM_RESET_CONNECTION:
+		if cmd.code() == mysql.COM_RESET_CONNECTION {
+			s.vars = nil
+		}
 		return s.sendOK()
 	case mysql.COM_STMT_CLOSE, mysql.COM_STMT_SEND_LONG_DATA:
 		return nil
@@ -24,6 +53,11 @@ func (s *session) answerEmbedded(cmd command) error {
 			return s.sendError(e)
 		}
 		return s.sendOK()
+	case mysql.COM_FIELD_LIST:
+		return s.sendError(mysql.NewError(mysql.ER_NO_SUCH_TABLE, "heapproxy's embedded default serves no tables"))
+	case mysql.COM_CHANGE_USER:
+		return s.sendError(mysql.NewError(mysql.ER_NOT_SUPPORTED_YET,
+			"COM_CHANGE_USER is not supported on the embedded default; reconnect as the other user"))
 	}
 	return s.sendError(noUpstream())
 }
@@ -36,10 +70,276 @@ func noUpstream() *mysql.MyError {
 
 // localUseDB accepts the schemas heapproxy serves itself.
 func (s *session) localUseDB(db string) *mysql.MyError {
-	switch db {
-	case "information_schema":
-		s.db = db
+	if strings.EqualFold(db, "information_schema") {
+		s.db = "information_schema"
 		return nil
 	}
 	return mysql.NewError(mysql.ER_BAD_DB_ERROR, fmt.Sprintf("Unknown database '%s'", db))
+}
+
+// answerLocal answers, on the embedded default, the statements clients and
+// drivers send on connect.
+func (s *session) answerLocal(stmt *parser.Statement) error {
+	switch stmt.Kind {
+	case parser.Set:
+		for _, a := range stmt.Set {
+			if e := s.setVar(a); e != nil {
+				return s.sendError(e)
+			}
+		}
+		return s.sendOK()
+	case parser.LocalSelect:
+		return s.localSelect(stmt.Select)
+	case parser.ShowWarnings:
+		return s.writeResult([]column{textColumn("Level"), intColumn("Code"), textColumn("Message")}, nil)
+	case parser.ShowDatabases:
+		var rows [][]value
+		for _, db := range []string{"information_schema"} {
+			if !stmt.Show.HasLike || likeMatch(stmt.Show.Like, db) {
+				rows = append(rows, []value{str(db)})
+			}
+		}
+		return s.writeResult([]column{textColumn("Database")}, rows)
+	case parser.ShowVariables:
+		var rows [][]value
+		for _, name := range s.varNames() {
+			if !stmt.Show.HasLike || likeMatch(stmt.Show.Like, name) {
+				v, _ := s.sysVar(name, parser.ScopeDefault)
+				rows = append(rows, []value{str(name), v})
+			}
+		}
+		return s.writeResult([]column{textColumn("Variable_name"), textColumn("Value")}, rows)
+	case parser.Use:
+		if e := s.localUseDB(stmt.DB); e != nil {
+			return s.sendError(e)
+		}
+		return s.sendOK()
+	case parser.Begin, parser.Commit, parser.Rollback:
+		return s.sendOK() // nothing transactional lives here
+	}
+	return s.sendError(noUpstream())
+}
+
+// embeddedVars are the system variables the embedded default answers:
+// those mariadb, mysql, JDBC, PyMySQL and BI tools read on connect.
+func (s *session) embeddedVars() map[string]string {
+	return map[string]string{
+		"version_comment":          "heapproxy embedded default (no upstream)",
+		"version":                  s.srv.cfg.ServerVersion,
+		"version_compile_os":       "Linux",
+		"version_compile_machine":  "x86_64",
+		"max_allowed_packet":       "67108864",
+		"net_buffer_length":        "16384",
+		"system_time_zone":         "UTC",
+		"time_zone":                "SYSTEM",
+		"auto_increment_increment": "1",
+		"autocommit":               "1",
+		"character_set_client":     "utf8mb4",
+		"character_set_connection": "utf8mb4",
+		"character_set_results":    "utf8mb4",
+		"character_set_server":     "utf8mb4",
+		"character_set_database":   "utf8mb4",
+		"collation_connection":     "utf8mb4_general_ci",
+		"collation_server":         "utf8mb4_general_ci",
+		"sql_mode":                 "STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION",
+		"transaction_isolation":    "REPEATABLE-READ",
+		"tx_isolation":             "REPEATABLE-READ",
+		"transaction_read_only":    "0",
+		"tx_read_only":             "0",
+		"lower_case_table_names":   "0",
+		"wait_timeout":             "28800",
+		"interactive_timeout":      "28800",
+		"net_write_timeout":        "60",
+		"sql_select_limit":         "18446744073709551615",
+		"license":                  "Apache-2.0",
+		"init_connect":             "",
+		"performance_schema":       "0",
+		"query_cache_size":         "0",
+		"query_cache_type":         "OFF",
+		"have_ssl":                 map[bool]string{true: "YES", false: "DISABLED"}[s.srv.clientTLS != nil],
+		"session_track_schema":     "ON",
+		"sql_auto_is_null":         "0",
+		"div_precision_increment":  "4",
+		"language":                 "",
+		"warning_count":            "0",
+		"error_count":              "0",
+		"hostname":                 "heapproxy",
+		"port":                     portOfAddr(s.srv.cfg.Listen),
+	}
+}
+
+func portOfAddr(addr string) string {
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
+		return addr[i+1:]
+	}
+	return "0"
+}
+
+func (s *session) varNames() []string {
+	names := make([]string, 0, 48)
+	for k := range s.embeddedVars() {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// sysVar reads a system variable: the session's SET value, else the default.
+func (s *session) sysVar(name string, scope parser.Scope) (value, *mysql.MyError) {
+	if scope != parser.ScopeGlobal {
+		if v, ok := s.vars[name]; ok {
+			return v, nil
+		}
+	}
+	if v, ok := s.embeddedVars()[name]; ok {
+		return str(v), nil
+	}
+	return nil, mysql.NewError(mysql.ER_UNKNOWN_SYSTEM_VARIABLE, fmt.Sprintf("Unknown system variable '%s'", name))
+}
+
+func (s *session) setVar(a parser.Assignment) *mysql.MyError {
+	if s.vars == nil {
+		s.vars = map[string]value{}
+	}
+	switch {
+	case a.Name == "names" || a.Name == "character set":
+		cs := str(a.Value.Value)
+		for _, v := range []string{"character_set_client", "character_set_connection", "character_set_results"} {
+			s.vars[v] = cs
+		}
+		return nil
+	case a.User:
+		return nil // user variables are only read through the upstream
+	case a.Scope == parser.ScopeGlobal:
+		return mysql.NewError(mysql.ER_SPECIFIC_ACCESS_DENIED_ERROR,
+			"Access denied; heapproxy's embedded default has no global variables to set")
+	}
+	if _, ok := s.embeddedVars()[a.Name]; !ok {
+		return mysql.NewError(mysql.ER_UNKNOWN_SYSTEM_VARIABLE, fmt.Sprintf("Unknown system variable '%s'", a.Name))
+	}
+	v, e := s.eval(a.Value)
+	if e != nil {
+		// Drivers set session options on connect with expressions heapproxy
+		// does not evaluate (Connector/J: sql_mode = concat(@@sql_mode, ...)).
+		// The embedded default serves no tables, so such settings change
+		// nothing here: keep the old value rather than refuse the login.
+		return nil
+	}
+	s.vars[a.Name] = v
+	return nil
+}
+
+// eval evaluates what a LocalSelect or SET may contain.
+func (s *session) eval(e parser.Expr) (value, *mysql.MyError) {
+	switch e.Kind {
+	case parser.ExprLiteral:
+		if e.Lit == parser.LitNull {
+			return nil, nil
+		}
+		return str(e.Value), nil
+	case parser.ExprSysVar:
+		return s.sysVar(e.Name, e.Scope)
+	case parser.ExprFunc:
+		now := time.Now()
+		switch e.Name {
+		case "database", "schema":
+			if s.db == "" {
+				return nil, nil
+			}
+			return str(s.db), nil
+		case "version":
+			return str(s.srv.cfg.ServerVersion), nil
+		case "user", "session_user", "system_user":
+			host := "localhost"
+			if h := s.clientHost(); h != "" {
+				host = h
+			}
+			return str(s.user + "@" + host), nil
+		case "current_user":
+			return str(s.user + "@%"), nil
+		case "connection_id":
+			return intValue(int64(s.id)), nil
+		case "last_insert_id":
+			return intValue(0), nil
+		case "now", "current_timestamp", "localtime", "localtimestamp", "sysdate":
+			return str(now.Format("2006-01-02 15:04:05")), nil
+		case "utc_timestamp":
+			return str(now.UTC().Format("2006-01-02 15:04:05")), nil
+		case "curdate", "current_date":
+			return str(now.Format("2006-01-02")), nil
+		case "utc_date":
+			return str(now.UTC().Format("2006-01-02")), nil
+		case "curtime", "current_time":
+			return str(now.Format("15:04:05")), nil
+		case "utc_time":
+			return str(now.UTC().Format("15:04:05")), nil
+		case "unix_timestamp":
+			return intValue(now.Unix()), nil
+		}
+	}
+	return nil, mysql.NewError(mysql.ER_NOT_SUPPORTED_YET,
+		fmt.Sprintf("heapproxy's embedded default cannot evaluate %s; start heapproxy with --upstream HOST:PORT to forward it", e.Text))
+}
+
+func (s *session) clientHost() string {
+	addr := s.client.conn.RemoteAddr().String()
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
+		return strings.Trim(addr[:i], "[]")
+	}
+	return ""
+}
+
+func (s *session) localSelect(sel *parser.Select) error {
+	cols := make([]column, len(sel.Fields))
+	row := make([]value, len(sel.Fields))
+	for i, f := range sel.Fields {
+		v, e := s.eval(f.Expr)
+		if e != nil {
+			return s.sendError(e)
+		}
+		row[i] = v
+		cols[i] = textColumn(f.Column)
+		if f.Expr.Kind == parser.ExprLiteral && f.Expr.Lit == parser.LitInt {
+			cols[i] = intColumn(f.Column)
+		} else if v != nil {
+			if _, err := strconv.ParseInt(*v, 10, 64); err == nil && f.Expr.Kind == parser.ExprSysVar {
+				cols[i] = intColumn(f.Column)
+			}
+		}
+	}
+	var rows [][]value
+	if !sel.HasLimit || sel.Limit > 0 {
+		rows = append(rows, row)
+	}
+	return s.writeResult(cols, rows)
+}
+
+// likeMatch implements SQL LIKE (% and _, case-insensitive) via path.Match.
+func likeMatch(pattern, s string) bool {
+	var b strings.Builder
+	for i := 0; i < len(pattern); i++ {
+		switch c := pattern[i]; c {
+		case '%':
+			b.WriteByte('*')
+		case '_':
+			b.WriteByte('?')
+		case '\\':
+			if i+1 < len(pattern) {
+				i++
+				b.WriteString(escapeGlob(pattern[i]))
+			}
+		default:
+			b.WriteString(escapeGlob(c))
+		}
+	}
+	ok, _ := path.Match(strings.ToLower(b.String()), strings.ToLower(s))
+	return ok
+}
+
+func escapeGlob(c byte) string {
+	switch c {
+	case '*', '?', '[', ']', '\\':
+		return `\` + string(c)
+	}
+	return string(c)
 }

@@ -21,7 +21,10 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+
+	"github.com/heapproxy/heapproxy/backends"
 )
 
 // testEnv is the real MariaDB the server tests run against, started once
@@ -35,7 +38,11 @@ type testEnv struct {
 	proc     *exec.Cmd
 }
 
-var env *testEnv // set once by TestMain, read-only afterwards
+// Set once by TestMain, read-only afterwards.
+var (
+	env   *testEnv
+	nodes *testNodes
+)
 
 func TestMain(m *testing.M) {
 	e, err := startMariaDB()
@@ -44,7 +51,17 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	env = e
+	dir, err := os.MkdirTemp("", "heapproxy-nodes-")
+	if err == nil {
+		nodes, err = buildTestNodes(dir)
+	}
+	if err != nil {
+		e.stop()
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
+	os.RemoveAll(dir)
 	e.stop()
 	os.Exit(code)
 }
@@ -168,8 +185,15 @@ func writeSelfSignedCert(dir, host string) (string, string, error) {
 	return certFile, keyFile, nil
 }
 
-// startProxy runs an in-process heapproxy until the test ends.
+// startProxy runs an in-process heapproxy (embedded default unless
+// cfg.Upstream is set) whose registry holds only its own node, id 1.
 func startProxy(t testing.TB, cfg Config) *Server {
+	t.Helper()
+	return startProxyWith(t, cfg, testDeps(), zap.WarnLevel)
+}
+
+// startProxyWith runs an in-process heapproxy until the test ends.
+func startProxyWith(t testing.TB, cfg Config, deps Deps, level zapcore.Level) *Server {
 	t.Helper()
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
@@ -186,11 +210,11 @@ func startProxy(t testing.TB, cfg Config) *Server {
 	}
 	var log *zap.Logger
 	if tt, ok := t.(*testing.T); ok {
-		log = zaptest.NewLogger(tt, zaptest.Level(zap.WarnLevel))
+		log = zaptest.NewLogger(tt, zaptest.Level(level))
 	} else {
 		log = zap.NewNop()
 	}
-	srv, err := New(cfg, log)
+	srv, err := New(cfg, log, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,6 +230,14 @@ func startProxy(t testing.TB, cfg Config) *Server {
 		<-done
 	})
 	return srv
+}
+
+// testDeps is a registry holding only heapproxy's own node, id 1.
+func testDeps(nodes ...backends.Node) Deps {
+	reg := backends.NewRegistry(backends.Options{Timeout: 10 * time.Second})
+	reg.Add(backends.SelfNode(1))
+	reg.Add(nodes...)
+	return Deps{Registry: reg, SelfID: 1}
 }
 
 func upstreamProxy(t testing.TB) *Server {
@@ -227,9 +259,15 @@ func cli(t *testing.T, host, port, user, password string, extra ...string) (stri
 	return string(out), err
 }
 
+// openDB opens go-sql-driver/mysql on database t of the upstream.
 func openDB(t testing.TB, addr, user, password, params string) *sql.DB {
 	t.Helper()
-	dsn := fmt.Sprintf("%s:%s@tcp(%s)/t?%s", user, password, addr, params)
+	return openSchema(t, addr, user, password, "t", params)
+}
+
+func openSchema(t testing.TB, addr, user, password, schema, params string) *sql.DB {
+	t.Helper()
+	dsn := fmt.Sprintf("%s:%s@tcp(%s)/%s?%s", user, password, addr, schema, params)
 	db, err := sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)

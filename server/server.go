@@ -15,6 +15,10 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
+	"github.com/heapproxy/heapproxy/heapprof/symbolize"
+	"github.com/heapproxy/heapproxy/parser"
 )
 
 // Server is one listening heapproxy front.
@@ -23,6 +27,8 @@ type Server struct {
 	log         *zap.Logger
 	clientTLS   *tls.Config
 	upstreamTLS *tls.Config
+	deps        Deps
+	classifier  *parser.Classifier
 
 	ln     net.Listener
 	nextID atomic.Uint32
@@ -34,7 +40,8 @@ type Server struct {
 }
 
 // New checks the configuration and prepares a server; Listen starts it.
-func New(cfg Config, log *zap.Logger) (*Server, error) {
+// deps.Registry must be set; a nil deps.Snapshots keeps snapshots in memory.
+func New(cfg Config, log *zap.Logger, deps Deps) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -46,8 +53,17 @@ func New(cfg Config, log *zap.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if deps.Registry == nil {
+		return nil, errors.New("server: no node registry")
+	}
+	if deps.Snapshots == nil {
+		deps.Snapshots = snapshot.NewMemory(16)
+	}
+	if deps.Symbols == nil {
+		deps.Symbols = symbolize.NewCache()
+	}
 	return &Server{
-		cfg: cfg, log: log, clientTLS: ct, upstreamTLS: ut,
+		cfg: cfg, log: log, clientTLS: ct, upstreamTLS: ut, deps: deps, classifier: parser.NewClassifier(),
 		sessions: map[*session]struct{}{},
 	}, nil
 }

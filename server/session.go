@@ -29,7 +29,8 @@ type session struct {
 	caps   uint32 // negotiated with the client
 	user   string
 	db     string
-	status uint16 // last server status flags the client saw
+	status uint16           // last server status flags the client saw
+	vars   map[string]value // SET values on the embedded default
 
 	mu   sync.Mutex
 	idle bool // waiting for the client's next command

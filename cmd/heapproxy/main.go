@@ -4,17 +4,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
+
+	"runtime"
 	"syscall"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-	"gopkg.in/yaml.v3"
 
+	"github.com/heapproxy/heapproxy/backends"
 	"github.com/heapproxy/heapproxy/server"
 )
 
@@ -34,7 +35,7 @@ func run(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg := server.DefaultConfig()
+	cfg := defaultFileConfig()
 	if *configFile != "" {
 		if err := loadConfig(*configFile, &cfg); err != nil {
 			return err
@@ -54,7 +55,18 @@ func run(args []string) error {
 	}
 	defer log.Sync()
 
-	srv, err := server.New(cfg, log)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if !cfg.SelfProfileActive {
+		// Like a jemalloc node started with prof_active:false: enable_prof()
+		// on heapproxy's own node sets the sampling rate.
+		runtime.MemProfileRate = 0
+	}
+	deps, err := wire(ctx, &cfg, log)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(cfg.Config, log, deps)
 	if err != nil {
 		return err
 	}
@@ -63,37 +75,58 @@ func run(args []string) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve() }()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	select {
 	case err := <-errc:
 		return err
-	case s := <-sig:
-		log.Info("signal received", zap.String("signal", s.String()))
+	case <-ctx.Done():
+		log.Info("signal received, shutting down")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeouts.Shutdown)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.Timeouts.Shutdown)
 	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
+	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("shutdown", zap.Error(err))
 	}
-	if err := <-errc; err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
+	return <-errc
 }
 
-func loadConfig(path string, cfg *server.Config) error {
-	f, err := os.Open(path)
+// wire builds the node registry (configured nodes, heapproxy itself, and
+// discovery from a StarRocks/Doris FE upstream).
+func wire(ctx context.Context, cfg *fileConfig, log *zap.Logger) (server.Deps, error) {
+	nodes, compute, err := cfg.nodes()
 	if err != nil {
-		return fmt.Errorf("open config: %w", err)
+		return server.Deps{}, err
 	}
-	defer f.Close()
-	dec := yaml.NewDecoder(f)
-	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
+	opts := backends.Options{Timeout: cfg.NodeTimeout, MaxResponseBytes: cfg.MaxDumpBytes, Logger: log}
+	var disc *server.FEDiscoverer
+	if cfg.Discovery.User != "" {
+		if cfg.Upstream == "" {
+			return server.Deps{}, fmt.Errorf("discovery needs an upstream FE (--upstream)")
+		}
+		kind, err := backends.ParseKind(cfg.Discovery.Kind)
+		if err != nil {
+			return server.Deps{}, fmt.Errorf("discovery: %w", err)
+		}
+		disc = &server.FEDiscoverer{Addr: cfg.Upstream, User: cfg.Discovery.User, Password: cfg.Discovery.Password,
+			Kind: kind, Timeout: cfg.Timeouts.Connect}
+		opts.Discoverer = disc
 	}
-	return nil
+	reg := backends.NewRegistry(opts)
+	reg.Add(backends.SelfNode(cfg.SelfNodeID))
+	reg.Add(nodes...)
+	if disc != nil {
+		if err := reg.Refresh(ctx); err != nil {
+			log.Warn("node discovery failed; retrying every interval", zap.Error(err))
+		}
+		go reg.Run(ctx, cfg.Discovery.Interval)
+	}
+	return server.Deps{
+		Registry:   reg,
+		SelfID:     cfg.SelfNodeID,
+		SymbolPath: cfg.SymbolPath,
+		IsCompute: func(id int64) bool {
+			return compute[id] || (disc != nil && disc.IsCompute(id))
+		},
+	}, nil
 }
 
 func newLogger(level string) (*zap.Logger, error) {

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/heapproxy/heapproxy/backends"
+	"github.com/heapproxy/heapproxy/server"
+)
+
+// fileConfig is the YAML file: the server's settings at the top level and
+// the sections that wire backends and heapprof.
+type fileConfig struct {
+	server.Config `yaml:",inline"`
+	// Nodes are the configured backends.
+	Nodes []nodeConfig `yaml:"nodes"`
+	// SelfNodeID is heapproxy's own built-in node.
+	SelfNodeID int64 `yaml:"self_node_id"`
+	// SelfProfileActive starts heapproxy's own heap sampling on (Go's
+	// default rate), so dump_dot_snapshot on its node works at once.
+	SelfProfileActive bool `yaml:"self_profile_active"`
+	// NodeTimeout bounds each HTTP call to a node (StarRocks' FE waits 60 s).
+	NodeTimeout time.Duration `yaml:"node_timeout"`
+	// MaxDumpBytes bounds what one node answer may hold.
+	MaxDumpBytes int64 `yaml:"max_dump_bytes"`
+	// SymbolPath lists directories searched for node binaries and
+	// .build-id debug files.
+	SymbolPath []string `yaml:"symbol_path"`
+	// Discovery reads the nodes of a StarRocks/Doris FE upstream.
+	Discovery discoveryConfig `yaml:"discovery"`
+}
+
+type nodeConfig struct {
+	ID       int64  `yaml:"id"`
+	Kind     string `yaml:"kind"`
+	Host     string `yaml:"host"`
+	HTTPPort int    `yaml:"http_port"`
+	// Binary is the node's executable on this machine, for symbols.
+	Binary string `yaml:"binary"`
+	// Role is "backend" (default) or "compute".
+	Role string `yaml:"role"`
+}
+
+type discoveryConfig struct {
+	User     string        `yaml:"user"`
+	Password string        `yaml:"password"`
+	Kind     string        `yaml:"kind"`
+	Interval time.Duration `yaml:"interval"`
+}
+
+func defaultFileConfig() fileConfig {
+	return fileConfig{
+		Config:            server.DefaultConfig(),
+		SelfNodeID:        1,
+		SelfProfileActive: true,
+		NodeTimeout:       backends.DefaultTimeout,
+		Discovery:         discoveryConfig{Kind: string(backends.StarRocks), Interval: time.Minute},
+	}
+}
+
+func loadConfig(path string, cfg *fileConfig) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open config: %w", err)
+	}
+	defer f.Close()
+	dec := yaml.NewDecoder(f)
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	return nil
+}
+
+// nodes checks the configured nodes and returns them with the compute set.
+func (c *fileConfig) nodes() ([]backends.Node, map[int64]bool, error) {
+	var out []backends.Node
+	compute := map[int64]bool{}
+	seen := map[int64]bool{c.SelfNodeID: true}
+	for i, nc := range c.Nodes {
+		kind, err := backends.ParseKind(nc.Kind)
+		if err != nil {
+			return nil, nil, fmt.Errorf("nodes[%d]: %w", i, err)
+		}
+		if seen[nc.ID] {
+			return nil, nil, fmt.Errorf("nodes[%d]: id %d is used twice (self_node_id is %d)", i, nc.ID, c.SelfNodeID)
+		}
+		seen[nc.ID] = true
+		if kind != backends.Self && (nc.Host == "" || nc.HTTPPort <= 0) {
+			return nil, nil, fmt.Errorf("nodes[%d] (id %d): host and http_port are required", i, nc.ID)
+		}
+		switch nc.Role {
+		case "", "backend":
+		case "compute":
+			compute[nc.ID] = true
+		default:
+			return nil, nil, fmt.Errorf("nodes[%d] (id %d): role must be backend or compute, not %q", i, nc.ID, nc.Role)
+		}
+		out = append(out, backends.Node{ID: nc.ID, Kind: kind, Host: nc.Host, HTTPPort: nc.HTTPPort,
+			Binary: nc.Binary, Source: backends.SourceConfig, Alive: true})
+	}
+	return out, compute, nil
+}

@@ -1,0 +1,361 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"go.uber.org/zap"
+
+	"github.com/heapproxy/heapproxy/backends"
+	"github.com/heapproxy/heapproxy/heapprof"
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
+	"github.com/heapproxy/heapproxy/heapprof/symbolize"
+	"github.com/heapproxy/heapproxy/parser"
+)
+
+// SnapshotStore keeps the dumps heapproxy takes.
+type SnapshotStore interface {
+	Save(ctx context.Context, s *snapshot.Snapshot) error
+	Get(ctx context.Context, id string) (*snapshot.Snapshot, error)
+}
+
+// Deps are the parts the server dispatches HeapProf statements to.
+type Deps struct {
+	Registry *backends.Registry
+	// SelfID is the id of heapproxy's own built-in node (ADMIN EXECUTE ON
+	// FRONTEND means it too).
+	SelfID int64
+	// IsCompute tells the ids ALL COMPUTE NODES and SHOW COMPUTE NODES
+	// cover; nil means none.
+	IsCompute  func(id int64) bool
+	Symbols    *symbolize.Cache
+	SymbolPath []string
+	Snapshots  SnapshotStore
+}
+
+// heapProfOK is what StarRocks prints for enable_prof() and disable_prof():
+// System.print of the HeapProf instance the method returns.
+const heapProfOK = "instance of HeapProf"
+
+// nodeAnswer is one node's outcome of a HeapProf call.
+type nodeAnswer struct {
+	node   backends.Node
+	output string
+	err    error
+}
+
+func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
+	if !s.srv.cfg.MayProfile(s.user) {
+		return s.sendError(mysql.NewError(mysql.ER_SPECIFIC_ACCESS_DENIED_ERROR, fmt.Sprintf(
+			"Access denied; user '%s' may not run ADMIN EXECUTE HeapProf (heapproxy's profile_users: %s)",
+			s.user, strings.Join(s.srv.cfg.ProfileUsers, ", "))))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.srv.cfg.Timeouts.Admin)
+	defer cancel()
+	started := time.Now()
+	single := a.Target.Frontend || len(a.Target.IDs) == 1
+	if single {
+		id := s.srv.deps.SelfID
+		if !a.Target.Frontend {
+			id = a.Target.IDs[0]
+		}
+		node, err := s.srv.deps.Registry.Get(ctx, id)
+		if err != nil {
+			return s.sendError(adminError(err))
+		}
+		out, err := s.srv.runHeapProf(ctx, node, a.Call)
+		s.logAdmin(a, node, started, err)
+		if err != nil {
+			if backends.ForwardToFE(err) && s.up != nil {
+				// A StarRocks BE has no HTTP switch; its FE's own ADMIN
+				// EXECUTE does this, so hand the statement to the FE.
+				return s.forwardQuery(query)
+			}
+			return s.sendError(adminError(err))
+		}
+		return s.writeLines(out)
+	}
+	nodes, err := s.srv.targetNodes(ctx, a.Target)
+	if err != nil {
+		return s.sendError(adminError(err))
+	}
+	answers := make([]nodeAnswer, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i] = nodeAnswer{node: n}
+			answers[i].output, answers[i].err = s.srv.runHeapProf(ctx, n, a.Call)
+			s.logAdmin(a, n, started, answers[i].err)
+		}()
+	}
+	wg.Wait()
+	w, err := s.startResult(intColumn("node_id"), textColumn("status"), textColumn("result"))
+	if err != nil {
+		return err
+	}
+	for _, ans := range answers {
+		status, result := "OK", strings.TrimSuffix(ans.output, "\n")
+		if ans.err != nil {
+			status, result = "ERROR", adminError(ans.err).Message
+		}
+		if err := w.writeRow(intValue(ans.node.ID), str(status), str(result)); err != nil {
+			return err
+		}
+	}
+	return w.finish()
+}
+
+func (s *session) logAdmin(a *parser.AdminExecuteStmt, n backends.Node, started time.Time, err error) {
+	fields := []zap.Field{zap.Int64("node", n.ID), zap.String("kind", string(n.Kind)),
+		zap.String("method", a.Call.Method.String()), zap.Duration("duration", time.Since(started))}
+	if err != nil {
+		s.log.Warn("heapprof call failed", append(fields, zap.Error(err))...)
+		return
+	}
+	s.log.Info("heapprof call", fields...)
+}
+
+// writeLines answers like StarRocks' FE: one column "result", one row per
+// line of the output (Java's split("\n"), so no trailing empty row).
+func (s *session) writeLines(out string) error {
+	w, err := s.startResult(textColumn("result"))
+	if err != nil {
+		return err
+	}
+	out = strings.TrimRight(out, "\n")
+	for len(out) > 0 {
+		line, rest, _ := strings.Cut(out, "\n")
+		if err := w.writeRow(str(line)); err != nil {
+			return err
+		}
+		out = rest
+	}
+	return w.finish()
+}
+
+// forwardQuery sends a COM_QUERY to the upstream and relays its answer.
+func (s *session) forwardQuery(query []byte) error {
+	if err := s.forwardCommand(command{data: append([]byte{mysql.COM_QUERY}, query...)}); err != nil {
+		return s.upstreamLost(err)
+	}
+	if err := s.relayResults(); err != nil {
+		return s.upstreamLost(err)
+	}
+	return s.client.flush()
+}
+
+// targetNodes resolves a fan-out target, sorted by id like StarRocks.
+func (srv *Server) targetNodes(ctx context.Context, t parser.Target) ([]backends.Node, error) {
+	var nodes []backends.Node
+	switch {
+	case t.AllBackends, t.AllComputeNodes:
+		for _, n := range srv.deps.Registry.List() {
+			if n.Kind == backends.Self || srv.isCompute(n.ID) != t.AllComputeNodes {
+				continue
+			}
+			nodes = append(nodes, n)
+		}
+		if len(nodes) == 0 {
+			what := "backends"
+			if t.AllComputeNodes {
+				what = "compute nodes"
+			}
+			return nil, fmt.Errorf("no %s are registered: configure nodes or point heapproxy at a StarRocks/Doris FE with discovery credentials", what)
+		}
+	default:
+		for _, id := range t.IDs {
+			n, err := srv.deps.Registry.Get(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.ContainsFunc(nodes, func(m backends.Node) bool { return m.ID == id }) {
+				nodes = append(nodes, n)
+			}
+		}
+	}
+	slices.SortFunc(nodes, func(a, b backends.Node) int { return int(a.ID - b.ID) })
+	return nodes, nil
+}
+
+// runHeapProf performs one HeapProf method on one node and returns what
+// StarRocks' System.print would print.
+func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call parser.Call) (string, error) {
+	reg := srv.deps.Registry
+	switch call.Method {
+	case parser.MethodEnableProf:
+		if err := reg.Enable(ctx, node); err != nil {
+			return "", err
+		}
+		return heapProfOK, nil
+	case parser.MethodDisableProf:
+		if err := reg.Disable(ctx, node); err != nil {
+			return "", err
+		}
+		return heapProfOK, nil
+	case parser.MethodHasEnable:
+		on, err := reg.Status(ctx, node)
+		if err != nil {
+			return "", err
+		}
+		return strconv.FormatBool(on), nil
+	case parser.MethodSnapshot:
+		snap, err := srv.takeSnapshot(ctx, node)
+		if err != nil {
+			return "", err
+		}
+		return snap.ID, nil
+	case parser.MethodToDotFormat:
+		var snap *snapshot.Snapshot
+		var err error
+		if arg := call.Args[0]; arg.Kind == parser.ArgSnapshotCall {
+			snap, err = srv.takeSnapshot(ctx, node)
+		} else {
+			snap, err = srv.deps.Snapshots.Get(ctx, arg.Str)
+		}
+		if err != nil {
+			return "", err
+		}
+		return srv.renderDOT(ctx, node, snap)
+	case parser.MethodDumpDotSnapshot:
+		snap, err := srv.takeSnapshot(ctx, node)
+		if err != nil {
+			return "", err
+		}
+		return srv.renderDOT(ctx, node, snap)
+	}
+	return "", fmt.Errorf("HeapProf method %s is not implemented", call.Method)
+}
+
+func (srv *Server) takeSnapshot(ctx context.Context, node backends.Node) (*snapshot.Snapshot, error) {
+	d, err := srv.deps.Registry.Dump(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	snap := &snapshot.Snapshot{
+		ID:       snapshot.NewID(node.ID, d.TakenAt),
+		NodeID:   node.ID,
+		NodeKind: string(node.Kind),
+		NodeAddr: node.Addr(),
+		TakenAt:  d.TakenAt,
+		Format:   d.Format.String(),
+		Raw:      d.Data,
+	}
+	if err := srv.deps.Snapshots.Save(ctx, snap); err != nil {
+		return nil, fmt.Errorf("save snapshot of node %d: %w", node.ID, err)
+	}
+	return snap, nil
+}
+
+// renderDOT turns a snapshot into jeprof's DOT graph: parse, symbolize
+// (the node's binary when configured, else its /pprof/symbol endpoint, else
+// the mapped files on this machine), render.
+func (srv *Server) renderDOT(ctx context.Context, node backends.Node, snap *snapshot.Snapshot) (string, error) {
+	if snap.Format == backends.FormatDOT.String() {
+		return string(snap.Raw), nil
+	}
+	p, err := heapprof.Parse(snap.Raw)
+	if err != nil {
+		return "", fmt.Errorf("parse dump of node %d: %w", node.ID, err)
+	}
+	if !p.HasFunctions() {
+		var sym heapprof.Symbolizer = &symbolize.Local{Binary: node.Binary, SearchPath: srv.deps.SymbolPath, Cache: srv.deps.Symbols}
+		if node.Binary == "" {
+			if remote, err := srv.deps.Registry.RemoteSymbolizer(node); err == nil {
+				sym = remote
+			}
+		}
+		if err := sym.Symbolize(ctx, p); err != nil {
+			return "", fmt.Errorf("symbolize dump of node %d: %w", node.ID, err)
+		}
+	}
+	opt := heapprof.DefaultOptions()
+	opt.Program = node.Binary
+	if opt.Program == "" {
+		opt.Program = fmt.Sprintf("%s-node-%d", node.Kind, node.ID)
+	}
+	var buf bytes.Buffer
+	if err := heapprof.WriteDOT(&buf, p, opt); err != nil {
+		if errors.Is(err, heapprof.ErrNoNodes) {
+			return "", fmt.Errorf("node %d: no nodes to print: the profile has no allocations above jeprof's thresholds (is profiling enabled? run enable_prof() first)", node.ID)
+		}
+		return "", fmt.Errorf("render dump of node %d: %w", node.ID, err)
+	}
+	return buf.String(), nil
+}
+
+// adminError turns a dispatch failure into the error packet StarRocks' FE
+// would send (every user error as 1064/HY000), except operations a node
+// cannot do at all, which say so as 1235.
+func adminError(err error) *mysql.MyError {
+	var unsupported *backends.UnsupportedError
+	if errors.As(err, &unsupported) {
+		return mysql.NewError(mysql.ER_NOT_SUPPORTED_YET, err.Error())
+	}
+	return &mysql.MyError{Code: mysql.ER_PARSE_ERROR, State: "HY000", Message: err.Error()}
+}
+
+// showBackends forwards SHOW BACKENDS / SHOW COMPUTE NODES when the
+// upstream answers them (a StarRocks or Doris FE) and otherwise answers
+// from heapproxy's registry with StarRocks' leading columns.
+func (s *session) showBackends(query []byte, kind parser.Kind) error {
+	if s.up != nil {
+		if err := s.forwardCommand(command{data: append([]byte{mysql.COM_QUERY}, query...)}); err != nil {
+			return s.upstreamLost(err)
+		}
+		head, err := s.up.readPacket(inspectLimit)
+		if err != nil {
+			return s.upstreamLost(err)
+		}
+		if len(head) == 0 || head[0] != hdrErr {
+			if err := s.client.writePacket(head); err != nil {
+				return err
+			}
+			if err := s.relayResultsFrom(head); err != nil {
+				return s.upstreamLost(err)
+			}
+			return s.client.flush()
+		}
+	}
+	compute := kind == parser.ShowComputeNodes
+	var nodes []backends.Node
+	for _, n := range s.srv.deps.Registry.List() {
+		if s.srv.isCompute(n.ID) == compute {
+			nodes = append(nodes, n)
+		}
+	}
+	names, cells := backends.ShowBackendsResult(nodes)
+	cols := make([]column, len(names))
+	for i, name := range names {
+		cols[i] = textColumn(name)
+		if strings.HasSuffix(name, "Port") || i == 0 {
+			cols[i] = intColumn(name)
+		}
+	}
+	if compute {
+		cols[0] = intColumn("ComputeNodeId")
+	}
+	rows := make([][]value, len(cells))
+	for i, r := range cells {
+		rows[i] = make([]value, len(r))
+		for j, c := range r {
+			if c != "NULL" {
+				rows[i][j] = str(c)
+			}
+		}
+	}
+	return s.writeResult(cols, rows)
+}
+
+func (srv *Server) isCompute(id int64) bool {
+	return srv.deps.IsCompute != nil && srv.deps.IsCompute(id)
+}

@@ -1,0 +1,466 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"go.uber.org/zap"
+
+	"github.com/heapproxy/heapproxy/backends"
+)
+
+// testNodes are the real node programs from testdata/, built once.
+type testNodes struct {
+	jenode, gonode string
+}
+
+func buildTestNodes(dir string) (*testNodes, error) {
+	n := &testNodes{jenode: filepath.Join(dir, "jenode"), gonode: filepath.Join(dir, "gonode")}
+	if out, err := exec.Command("cc", "-O1", "-g", "-rdynamic", "-o", n.jenode,
+		"../testdata/jenode/jenode.c", "-ljemalloc").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build jenode (needs libjemalloc-dev): %v\n%s", err, out)
+	}
+	if out, err := exec.Command("go", "build", "-o", n.gonode, "../testdata/gonode").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build gonode: %v\n%s", err, out)
+	}
+	return n, nil
+}
+
+// runNode starts a node program and waits for its "listening on host:port"
+// line; it is killed when the test ends.
+func runNode(t *testing.T, environ []string, bin string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), environ...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	first := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Scan()
+		first <- sc.Text()
+		io.Copy(io.Discard, out)
+	}()
+	select {
+	case line := <-first:
+		h, p, err := net.SplitHostPort(line[strings.LastIndexByte(line, ' ')+1:])
+		if err != nil {
+			t.Fatalf("%s printed %q", bin, line)
+		}
+		var port int
+		fmt.Sscan(p, &port)
+		return h, port
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s did not listen within 20 s", bin)
+	}
+	return "", 0
+}
+
+// startJenode runs the real jemalloc node, profiling compiled in but
+// inactive, sampling every 1 KiB.
+func startJenode(t *testing.T) (string, int) {
+	tmp := t.TempDir()
+	return runNode(t, []string{"MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:10", "TMPDIR=" + tmp},
+		nodes.jenode, "--port", "0", "--dump-dir", tmp)
+}
+
+func heapProf(method string) string {
+	return fmt.Sprintf("System.print(HeapProf.getInstance().%s)", method)
+}
+
+func adminSQL(target, method string) string {
+	return fmt.Sprintf("ADMIN EXECUTE ON %s '%s'", target, heapProf(method))
+}
+
+// queryLines runs a statement and returns the single column's rows.
+func queryLines(t *testing.T, db *sql.DB, q string) ([]string, error) {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	if len(cols) != 1 || cols[0] != "result" {
+		t.Fatalf("%s: columns %v, want [result]", q, cols)
+	}
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+func mustLines(t *testing.T, db *sql.DB, q string) []string {
+	t.Helper()
+	lines, err := queryLines(t, db, q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return lines
+}
+
+func wantMySQLError(t *testing.T, err error, code uint16, state, contains string) {
+	t.Helper()
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) || me.Number != code || string(me.SQLState[:]) != state || !strings.Contains(me.Message, contains) {
+		t.Fatalf("got %v, want ERROR %d (%s) containing %q", err, code, state, contains)
+	}
+}
+
+// checkDOT asserts a DOT graph names the functions and is accepted by dot.
+func checkDOT(t *testing.T, lines []string, functions ...string) {
+	t.Helper()
+	text := strings.Join(lines, "\n") + "\n"
+	if !strings.HasPrefix(text, "digraph ") {
+		t.Fatalf("not a DOT graph:\n%s", text)
+	}
+	for _, f := range functions {
+		if !strings.Contains(text, f) {
+			t.Fatalf("DOT lacks %s:\n%s", f, text)
+		}
+	}
+	cmd := exec.Command("dot", "-Tsvg")
+	cmd.Stdin = strings.NewReader(text)
+	if out, err := cmd.CombinedOutput(); err != nil || !bytes.Contains(out, []byte("<svg")) {
+		t.Fatalf("dot -Tsvg refused the graph: %v\n%s", err, out)
+	}
+}
+
+// The full cycle on a real jemalloc node through the proxy, with the real
+// mariadb CLI and go-sql-driver: has_enable false, enable, true, dump with
+// the node's known functions, disable, false.
+func TestHeapProfJemallocNode(t *testing.T) {
+	host, port := startJenode(t)
+	node := backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.jenode}
+	srv := startProxyDeps(t, Config{}, testDeps(node))
+	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
+	steps := []struct{ method, want string }{
+		{"has_enable()", "false"},
+		{"enable_prof()", "instance of HeapProf"},
+		{"has_enable()", "true"},
+	}
+	for _, s := range steps {
+		if got := mustLines(t, db, adminSQL("10001", s.method)); len(got) != 1 || got[0] != s.want {
+			t.Fatalf("%s: got %q, want %q", s.method, got, s.want)
+		}
+	}
+	resp, err := http.Get(fmt.Sprintf("http://%s:%d/alloc", host, port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	dot := mustLines(t, db, adminSQL("10001", "dump_dot_snapshot()"))
+	checkDOT(t, dot, "jenode_segment_alloc", "jenode_tablet_schema_alloc")
+	if !strings.Contains(dot[0], nodes.jenode) {
+		t.Fatalf("title should name the node's binary like jeprof: %s", dot[0])
+	}
+	// The real CLI shows the same shape StarRocks does.
+	h, p := hostPort(srv)
+	out, err := cli(t, h, p, "root", "", "--table", "-e", adminSQL("10001", "has_enable()"))
+	if err != nil || !strings.Contains(out, "| result |") || !strings.Contains(out, "| true   |") {
+		t.Fatalf("CLI: %v\n%s", err, out)
+	}
+	out, err = cli(t, h, p, "root", "", "-N", "-e", adminSQL("10001", "dump_dot_snapshot()")+";")
+	if err != nil {
+		t.Fatalf("CLI dump: %v\n%s", err, out)
+	}
+	checkDOT(t, strings.Split(strings.TrimSpace(out), "\n"), "jenode_segment_alloc")
+	// snapshot() names a snapshot; to_dot_format renders it again.
+	name := mustLines(t, db, adminSQL("10001", "snapshot()"))
+	if len(name) != 1 || !strings.HasPrefix(name[0], "heap_profile.10001.") {
+		t.Fatalf("snapshot(): %q", name)
+	}
+	again := mustLines(t, db, adminSQL("10001", fmt.Sprintf(`to_dot_format(\"%s\")`, name[0])))
+	checkDOT(t, again, "jenode_segment_alloc")
+	nested := mustLines(t, db, adminSQL("10001", "to_dot_format(HeapProf.getInstance().snapshot())"))
+	checkDOT(t, nested, "jenode_segment_alloc")
+	_, err = queryLines(t, db, adminSQL("10001", `to_dot_format(\"heap_profile.10001.nope\")`))
+	wantMySQLError(t, err, 1064, "HY000", "snapshot not found: heap_profile.10001.nope")
+	for _, s := range []struct{ method, want string }{
+		{"disable_prof()", "instance of HeapProf"},
+		{"has_enable()", "false"},
+	} {
+		if got := mustLines(t, db, adminSQL("10001", s.method)); len(got) != 1 || got[0] != s.want {
+			t.Fatalf("%s: got %q, want %q", s.method, got, s.want)
+		}
+	}
+}
+
+// A Go service: its heap profiling is always on, so has_enable is true and
+// enable/disable say plainly that there is nothing to switch.
+func TestHeapProfGoNode(t *testing.T) {
+	host, port := runNode(t, nil, nodes.gonode, "-addr", "127.0.0.1:0")
+	srv := startProxyDeps(t, Config{}, testDeps(backends.Node{ID: 20001, Kind: backends.Go, Host: host, HTTPPort: port}))
+	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
+	if got := mustLines(t, db, adminSQL("20001", "has_enable()")); len(got) != 1 || got[0] != "true" {
+		t.Fatalf("has_enable on a Go node: %q", got)
+	}
+	_, err := queryLines(t, db, adminSQL("20001", "enable_prof()"))
+	wantMySQLError(t, err, 1235, "42000", "go node cannot enable heap profiling")
+	checkDOT(t, mustLines(t, db, adminSQL("20001", "dump_dot_snapshot()")), "gonodeRetainBlocks")
+}
+
+// heapproxy's own built-in node, on the embedded default.
+func TestHeapProfSelf(t *testing.T) {
+	old := runtime.MemProfileRate
+	runtime.MemProfileRate = 0
+	t.Cleanup(func() { runtime.MemProfileRate = old })
+	// Sample every 4 KiB so the sessions opened below are sure to show.
+	reg := backends.NewRegistry(backends.Options{SelfMemProfileRate: 4096})
+	reg.Add(backends.SelfNode(1))
+	srv := startProxyDeps(t, Config{}, Deps{Registry: reg, SelfID: 1})
+	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
+	for _, s := range []struct{ target, method, want string }{
+		{"1", "has_enable()", "false"},
+		{"FRONTEND", "enable_prof()", "instance of HeapProf"},
+		{"1", "has_enable()", "true"},
+	} {
+		if got := mustLines(t, db, adminSQL(s.target, s.method)); len(got) != 1 || got[0] != s.want {
+			t.Fatalf("%s %s: got %q, want %q", s.target, s.method, got, s.want)
+		}
+	}
+	// Allocate through the proxy: every connection allocates its buffers.
+	for range 100 {
+		c := openSchema(t, srv.Addr().String(), "root", "", "", "")
+		c.Ping()
+		c.Close()
+	}
+	checkDOT(t, mustLines(t, db, adminSQL("1", "dump_dot_snapshot()")), "newPacketConn")
+	mustLines(t, db, adminSQL("1", "disable_prof()"))
+	if got := mustLines(t, db, adminSQL("1", "has_enable()")); got[0] != "false" {
+		t.Fatalf("after disable: %q", got)
+	}
+}
+
+// Several targets: StarRocks' fan-out shape, one failing node reported in
+// its row without failing the others.
+func TestHeapProfFanOut(t *testing.T) {
+	host, port := startJenode(t)
+	dead, _ := freePort()
+	srv := startProxyDeps(t, Config{}, testDeps(
+		backends.Node{ID: 10002, Kind: backends.GreptimeDB, Host: host, HTTPPort: port},
+		backends.Node{ID: 10001, Kind: backends.TiKV, Host: host, HTTPPort: port},
+		backends.Node{ID: 10003, Kind: backends.GreptimeDB, Host: "127.0.0.1", HTTPPort: dead},
+	))
+	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
+	for _, target := range []string{"10003, 10002", "ALL BACKENDS"} {
+		rows, err := db.Query(adminSQL(target, "has_enable()"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		var got []string
+		for rows.Next() {
+			var id int64
+			var status, result string
+			rows.Scan(&id, &status, &result)
+			if status == "ERROR" {
+				result = strings.SplitN(result, ":", 2)[0]
+			}
+			got = append(got, fmt.Sprintf("%d %s %s", id, status, result))
+		}
+		rows.Close()
+		want := []string{"10002 OK false", "10003 ERROR node 10003 (greptimedb at 127.0.0.1"}
+		if target == "ALL BACKENDS" {
+			want = []string{"10001 ERROR tikv node cannot report whether heap profiling is on", "10002 OK false", want[1]}
+		}
+		if strings.Join(cols, ",") != "node_id,status,result" || strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Fatalf("%s: columns %v rows %q, want %q", target, cols, got, want)
+		}
+	}
+}
+
+// Error paths: each gets a MySQL error naming what to fix, and the session
+// stays usable.
+func TestHeapProfErrors(t *testing.T) {
+	// A node that accepts and never answers (a fault the real nodes do not
+	// produce on demand), one that answers garbage, one that is down.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			defer c.Close()
+		}
+	}()
+	garbage := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "<html>this is not a heap profile</html>")
+	})}
+	gl, _ := net.Listen("tcp", "127.0.0.1:0")
+	go garbage.Serve(gl)
+	defer garbage.Close()
+	dead, _ := freePort()
+	port := func(l net.Listener) int { return l.Addr().(*net.TCPAddr).Port }
+	reg := backends.NewRegistry(backends.Options{Timeout: 1 * time.Second})
+	reg.Add(backends.SelfNode(1),
+		backends.Node{ID: 30001, Kind: backends.TiKV, Host: "127.0.0.1", HTTPPort: port(silent)},
+		backends.Node{ID: 30002, Kind: backends.TiKV, Host: "127.0.0.1", HTTPPort: port(gl)},
+		backends.Node{ID: 30003, Kind: backends.TiKV, Host: "127.0.0.1", HTTPPort: dead},
+	)
+	srv := startProxyDeps(t, Config{Users: []User{{Name: "root"}, {Name: "viewer", Password: "pw"}}}, Deps{Registry: reg, SelfID: 1})
+	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
+	db.SetMaxOpenConns(1) // one session throughout: it must stay usable
+	dump := "dump_dot_snapshot()"
+	cases := []struct {
+		name     string
+		q        string
+		code     uint16
+		state    string
+		contains string
+	}{
+		{"unknown id", adminSQL("42", "has_enable()"), 1064, "HY000", "node not found: 42"},
+		{"slow node", adminSQL("30001", dump), 1064, "HY000", "node 30001 (tikv at 127.0.0.1:"},
+		{"garbage", adminSQL("30002", dump), 1064, "HY000", "node 30002"},
+		{"down", adminSQL("30003", dump), 1064, "HY000", "connection refused"},
+		{"unknown method", adminSQL("1", "heap()"), 1064, "42000", "supported methods: enable_prof()"},
+		{"other class", `ADMIN EXECUTE ON 1 'System.print(ExecEnv.getInstance())'`, 1064, "42000", "HeapProf"},
+		{"no System.print", `ADMIN EXECUTE ON 1 'HeapProf.getInstance().has_enable()'`, 1064, "42000", "System.print"},
+		{"wrong argument count", adminSQL("1", "has_enable(1)"), 1064, "42000", "has_enable"},
+		{"bad target", `ADMIN EXECUTE ON nodes 'x'`, 1064, "42000", "expected node id"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := queryLines(t, db, c.q)
+			wantMySQLError(t, err, c.code, c.state, c.contains)
+			var v string
+			if err := db.QueryRow("SELECT @@version_comment").Scan(&v); err != nil {
+				t.Fatalf("session unusable after the error: %v", err)
+			}
+		})
+	}
+	// A user not in profile_users is refused before any node is contacted.
+	before := accepted.Load()
+	viewer := openSchema(t, srv.Addr().String(), "viewer", "pw", "", "")
+	_, err = queryLines(t, viewer, adminSQL("30001", dump))
+	wantMySQLError(t, err, 1227, "42000", "may not run ADMIN EXECUTE")
+	if accepted.Load() != before {
+		t.Fatal("a refused user's statement contacted the node")
+	}
+}
+
+// SHOW BACKENDS: answered from the registry on the embedded default and when
+// the upstream (MariaDB) does not know the statement.
+func TestShowBackends(t *testing.T) {
+	for _, upstream := range []string{"", env.addr} {
+		srv := startProxyDeps(t, Config{Upstream: upstream}, testDeps(
+			backends.Node{ID: 10001, Kind: backends.StarRocks, Host: "10.0.0.7", HTTPPort: 8040}))
+		h, p := hostPort(srv)
+		user, pw := "root", ""
+		if upstream != "" {
+			user, pw = "app", "secret"
+		}
+		out, err := cli(t, h, p, user, pw, "-e", "SHOW BACKENDS")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 3 || !strings.HasPrefix(lines[0], "BackendId\tIP\tHeartbeatPort\tBePort\tHttpPort\tBrpcPort\tLastStartTime\tLastHeartbeat\tAlive") ||
+			!strings.HasPrefix(lines[1], "1\tlocalhost\t") || !strings.HasPrefix(lines[2], "10001\t10.0.0.7\t0\t0\t8040\t") {
+			t.Fatalf("upstream %q: SHOW BACKENDS:\n%s", upstream, out)
+		}
+	}
+}
+
+// Discovery from an FE: heapproxy B sits in front of heapproxy A (which
+// answers SHOW BACKENDS like an FE) and learns A's nodes with its discovery
+// account, then profiles them by id.
+func TestDiscoveryFromFE(t *testing.T) {
+	host, port := startJenode(t)
+	fe := startProxyDeps(t, Config{}, testDeps(backends.Node{ID: 10005, Kind: backends.GreptimeDB, Host: host, HTTPPort: port}))
+	disc := &FEDiscoverer{Addr: fe.Addr().String(), User: "root", Kind: backends.GreptimeDB, Timeout: 5 * time.Second}
+	reg := backends.NewRegistry(backends.Options{Discoverer: disc, Timeout: 10 * time.Second})
+	reg.Add(backends.SelfNode(1))
+	proxy := startProxyDeps(t, Config{Upstream: fe.Addr().String()}, Deps{Registry: reg, SelfID: 1, IsCompute: disc.IsCompute})
+	db := openSchema(t, proxy.Addr().String(), "root", "", "", "")
+	if _, err := disc.Discover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustLines(t, db, adminSQL("10005", "has_enable()")); len(got) != 1 || got[0] != "false" {
+		t.Fatalf("discovered node: %q", got)
+	}
+	n, err := reg.Get(context.Background(), 10005)
+	if err != nil || n.Source != backends.SourceDiscovered || n.HTTPPort != port {
+		t.Fatalf("registry after discovery: %+v %v", n, err)
+	}
+}
+
+// The embedded default answers what clients send on connect, and names the
+// missing --upstream for anything it would forward.
+func TestEmbeddedDefault(t *testing.T) {
+	srv := startProxy(t, Config{})
+	h, p := hostPort(srv)
+	out, err := cli(t, h, p, "root", "", "-N", "-e",
+		"SELECT @@version_comment LIMIT 1; SET NAMES utf8mb4; SELECT DATABASE(), @@max_allowed_packet, @@character_set_client; SHOW DATABASES; SHOW WARNINGS; USE information_schema; SELECT DATABASE()")
+	want := "heapproxy embedded default (no upstream)\nNULL\t67108864\tutf8mb4\ninformation_schema\ninformation_schema\n"
+	if err != nil || out != want {
+		t.Fatalf("got %v\n%q\nwant %q", err, out, want)
+	}
+	out, err = cli(t, h, p, "root", "", "-e", "SELECT * FROM t.x")
+	if err == nil || !strings.Contains(out, "ERROR 1235 (42000)") || !strings.Contains(out, "--upstream HOST:PORT") {
+		t.Fatalf("forwarded statement on the embedded default: %v\n%s", err, out)
+	}
+	out, err = cli(t, h, p, "root", "wrong", "-e", "SELECT 1")
+	if err == nil || !strings.Contains(out, "ERROR 1045 (28000)") {
+		t.Fatalf("wrong password: %v\n%s", err, out)
+	}
+	// go-sql-driver and a JDBC-style variable query.
+	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
+	var a, b, c, d string
+	if err := db.QueryRow("SELECT @@max_allowed_packet,@@system_time_zone,@@time_zone,@@auto_increment_increment").Scan(&a, &b, &c, &d); err != nil {
+		t.Fatal(err)
+	}
+	// What MariaDB Connector/J sends on connect.
+	if _, err := db.Exec("set autocommit=1, sql_mode = concat(@@sql_mode,',STRICT_TRANS_TABLES')"); err != nil {
+		t.Fatal(err)
+	}
+	// A configured user list replaces the default root account.
+	srv2 := startProxy(t, Config{Users: []User{{Name: "ops", Password: "s3cret"}}})
+	h2, p2 := hostPort(srv2)
+	if out, err := cli(t, h2, p2, "ops", "s3cret", "-N", "-e", "SELECT CURRENT_USER()"); err != nil || out != "ops@%\n" {
+		t.Fatalf("configured user: %v %q", err, out)
+	}
+	if out, err := cli(t, h2, p2, "root", "", "-e", "SELECT 1"); err == nil || !strings.Contains(out, "1045") {
+		t.Fatalf("root with a configured user list: %v %q", err, out)
+	}
+}
+
+func startProxyDeps(t *testing.T, cfg Config, deps Deps) *Server {
+	t.Helper()
+	return startProxyWith(t, cfg, deps, zap.WarnLevel)
+}
