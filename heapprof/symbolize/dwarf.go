@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 )
 
@@ -216,6 +217,55 @@ func (x *dwarfIndex) unitsFor(addr uint64) []dwarf.Offset {
 	return offs
 }
 
+// prefetch decodes, in parallel, the units holding addrs that are not
+// decoded yet. Callers hold the object's lock; decoding itself only reads
+// x.d, which is safe for concurrent readers.
+func (x *dwarfIndex) prefetch(addrs []uint64) {
+	var need []dwarf.Offset
+	seen := make(map[dwarf.Offset]bool)
+	for _, a := range addrs {
+		for _, off := range x.unitsFor(a) {
+			if _, ok := x.units[off]; !ok && !seen[off] {
+				seen[off] = true
+				need = append(need, off)
+			}
+		}
+	}
+	if len(need) < 2 {
+		return
+	}
+	type result struct {
+		off dwarf.Offset
+		u   *unitInfo
+	}
+	work := make(chan dwarf.Offset)
+	results := make(chan result)
+	workers := min(runtime.GOMAXPROCS(0), len(need))
+	for range workers {
+		go func() {
+			for off := range work {
+				u, err := x.loadUnit(off)
+				if err != nil {
+					u = nil // unit() will retry and report
+				}
+				results <- result{off, u}
+			}
+		}()
+	}
+	go func() {
+		for _, off := range need {
+			work <- off
+		}
+		close(work)
+	}()
+	for range need {
+		r := <-results
+		if r.u != nil {
+			x.units[r.off] = r.u
+		}
+	}
+}
+
 func (x *dwarfIndex) unit(off dwarf.Offset) (*unitInfo, error) {
 	if u, ok := x.units[off]; ok {
 		return u, nil
@@ -336,7 +386,11 @@ func (x *dwarfIndex) loadUnit(off dwarf.Offset) (*unitInfo, error) {
 			}
 			idx := int32(len(u.funcs))
 			u.funcs = append(u.funcs, f)
-			u.nameOf[e.Offset] = attrs
+			if e.Tag != dwarf.TagInlinedSubroutine {
+				// Only subprograms are the targets of abstract
+				// origins and specifications.
+				u.nameOf[e.Offset] = attrs
+			}
 			pending = append(pending, pendingName{idx, attrs})
 			stack[level] = idx
 		}
@@ -356,6 +410,7 @@ func (x *dwarfIndex) loadUnit(off dwarf.Offset) (*unitInfo, error) {
 		f := &u.funcs[p.idx]
 		x.applyNames(u, p.attrs, true, 0, cLike, &f.name, &f.isLinkage)
 	}
+	u.nameOf = nil // only needed while the names are resolved
 	u.buildLookup()
 	return u, nil
 }
@@ -395,6 +450,9 @@ func (x *dwarfIndex) applyNames(u *unitInfo, attrs []nameAttr, top bool, depth i
 func (x *dwarfIndex) namesAt(u *unitInfo, off dwarf.Offset) []nameAttr {
 	if attrs, ok := u.nameOf[off]; ok {
 		return attrs
+	}
+	if u.nameOf == nil {
+		u.nameOf = make(map[dwarf.Offset][]nameAttr)
 	}
 	r := x.d.Reader()
 	r.Seek(off)

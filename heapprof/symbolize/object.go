@@ -46,6 +46,7 @@ type object struct {
 	dw        *dwarfIndex
 	memo      map[uint64]answer
 	demangled map[string]string
+	short     map[string]string
 }
 
 // openObject reads the symbol tables and opens the DWARF of the ELF file at
@@ -57,7 +58,7 @@ func openObject(path string, debugDirs []string) (*object, error) {
 		return nil, fmt.Errorf("open ELF %s: %w", path, err)
 	}
 	defer f.Close()
-	o := &object{path: path, memo: make(map[uint64]answer), demangled: make(map[string]string)}
+	o := &object{path: path, memo: make(map[uint64]answer), demangled: make(map[string]string), short: make(map[string]string)}
 	o.buildID = buildID(f)
 	o.sections = allocSections(f)
 	o.symSecs = o.sections

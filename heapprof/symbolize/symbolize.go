@@ -168,6 +168,13 @@ func (l *Local) Symbolize(ctx context.Context, p *profile.Profile) error {
 			continue
 		}
 		obj.mu.Lock()
+		if obj.dw != nil {
+			addrs := make([]uint64, len(mine))
+			for i, pc := range mine {
+				addrs[i] = pc - lib.start + lib.offset
+			}
+			obj.dw.prefetch(addrs)
+		}
 		seen := make(map[*funcInfo]bool)
 		for _, pc := range mine {
 			frames[pc] = obj.jeprofFrames(pc, pc-lib.start+lib.offset, seen)
@@ -342,12 +349,23 @@ func (o *object) jeprofFrames(pc, addr uint64, seen map[*funcInfo]bool) []jframe
 	out := make([]jframe, len(a2l))
 	for i, f := range a2l {
 		j := jframe{name: f.Function, full: f.Function, file: f.File, line: f.Line}
-		if nmKnown && (f.Function == "??" || strings.HasPrefix(nmFull, shortFunctionName(f.Function))) {
+		if nmKnown && (f.Function == "??" || strings.HasPrefix(nmFull, o.shortName(f.Function))) {
 			j.name, j.full = nmName, nmFull
 		}
 		out[i] = j
 	}
 	return out
+}
+
+// shortName memoizes shortFunctionName, whose regular expressions are
+// costly on long template names. Callers hold o.mu.
+func (o *object) shortName(name string) string {
+	s, ok := o.short[name]
+	if !ok {
+		s = shortFunctionName(name)
+		o.short[name] = s
+	}
+	return s
 }
 
 func addressFrame(pc uint64) []jframe {

@@ -15,6 +15,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -23,6 +24,8 @@ import (
 
 func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the cold pass to this file")
+	runJeprof := flag.Bool("jeprof", true, "also time jeprof --raw")
+	memProfile := flag.String("memprofile", "", "write a heap profile after the warm pass to this file")
 	flag.Parse()
 	if flag.NArg() != 2 {
 		fmt.Fprintln(os.Stderr, "usage: symbench [-cpuprofile FILE] BINARY PROFILE")
@@ -48,7 +51,7 @@ func main() {
 				os.Exit(1)
 			}
 		}
-		start := time.Now()
+		start, cpu0 := time.Now(), cpuTime()
 		if err := l.Symbolize(context.Background(), p); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -58,11 +61,39 @@ func main() {
 		}
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		fmt.Printf("symbolize %s: %v for %d PCs (heap in use %d MB)\n", pass, time.Since(start).Round(time.Millisecond), len(p.Location), ms.HeapInuse>>20)
+		fmt.Printf("symbolize %s: wall %v, cpu %v, %d PCs (heap in use %d MB)\n", pass,
+			time.Since(start).Round(time.Millisecond), (cpuTime() - cpu0).Round(time.Millisecond), len(p.Location), ms.HeapInuse>>20)
 	}
-	start := time.Now()
+	if *memProfile != "" {
+		f, err := os.Create(*memProfile)
+		if err == nil {
+			runtime.GC()
+			_ = pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}
+	if !*runJeprof {
+		return
+	}
+	start, cpu0 := time.Now(), childCPUTime()
 	out, _ := exec.Command("jeprof", "--raw", bin, prof).Output()
-	fmt.Printf("jeprof --raw (nm + addr2line): %v, %d symbol lines\n", time.Since(start).Round(time.Millisecond), strings.Count(string(out), "\n0x"))
+	fmt.Printf("jeprof --raw (nm + addr2line): wall %v, cpu %v, %d symbol lines\n", time.Since(start).Round(time.Millisecond),
+		(childCPUTime() - cpu0).Round(time.Millisecond), strings.Count(string(out), "\n0x"))
+}
+
+// cpuTime is this process's user+system CPU time; on a shared machine it
+// is a steadier measure than wall time.
+func cpuTime() time.Duration { return rusage(syscall.RUSAGE_SELF) }
+
+// childCPUTime is the CPU time of waited-for children (jeprof, nm, addr2line).
+func childCPUTime() time.Duration { return rusage(syscall.RUSAGE_CHILDREN) }
+
+func rusage(who int) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(who, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // readHeap reads the stacks and executable mappings of a heap_v2 profile,
