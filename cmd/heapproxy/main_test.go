@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startBinary builds heapproxy and runs it with args, returning its listen
+// address (read from its "listening" log line) and the process.
+func startBinary(t *testing.T, args ...string) (string, *exec.Cmd) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "heapproxy")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var line struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
+				addr <- line.Addr
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return a, cmd
+	case <-time.After(30 * time.Second):
+		t.Fatal("heapproxy did not log its listen address")
+	}
+	return "", nil
+}
+
+// The README's first command: heapproxy on the embedded default answers
+// ADMIN EXECUTE on its built-in node with a DOT graph Graphviz accepts, and
+// SIGTERM stops it cleanly.
+func TestEmbeddedDefaultDumpDOT(t *testing.T) {
+	addr, cmd := startBinary(t, "--listen", "127.0.0.1:0")
+	host, port, _ := strings.Cut(addr, ":")
+	mariadb := func(sql string) (string, error) {
+		out, err := exec.Command("mariadb", "--no-defaults", "-h", host, "-P", port, "-uroot", "-N", "-e", sql).CombinedOutput()
+		return string(out), err
+	}
+	out, err := mariadb("SHOW BACKENDS")
+	if err != nil || !strings.HasPrefix(out, "1\tlocalhost\t") || !strings.Contains(out, "heapproxy\tbuiltin") {
+		t.Fatalf("SHOW BACKENDS: %v\n%s", err, out)
+	}
+	if out, err := mariadb("ADMIN EXECUTE ON 1 'System.print(HeapProf.getInstance().has_enable())'"); err != nil || out != "true\n" {
+		t.Fatalf("has_enable: %v %q", err, out)
+	}
+	out, err = mariadb("ADMIN EXECUTE ON 1 'System.print(HeapProf.getInstance().dump_dot_snapshot())'")
+	if err != nil || !strings.HasPrefix(out, "digraph \"heapproxy-node-1; ") {
+		t.Fatalf("dump_dot_snapshot: %v\n%s", err, out)
+	}
+	dot := exec.Command("dot", "-Tsvg")
+	dot.Stdin = strings.NewReader(out)
+	svg, err := dot.Output()
+	if err != nil || !bytes.Contains(svg, []byte("<svg")) {
+		t.Fatalf("dot -Tsvg: %v", err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("heapproxy did not exit after SIGTERM")
+	}
+}
+
+// A configuration file with an unknown key is refused with its name.
+func TestConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ yaml, want string }{
+		{"listen: 127.0.0.1:0\nlisten_addr: x\n", "field listen_addr not found"},
+		{"nodes:\n  - {id: 5, kind: mysql, host: h, http_port: 1}\n", "unknown node kind"},
+		{"nodes:\n  - {id: 1, kind: tikv, host: h, http_port: 1}\n", "id 1 is used twice"},
+		{"users:\n  - {name: a, password_hash: nothex}\n", "password_hash must be"},
+	} {
+		f := filepath.Join(dir, "c.yaml")
+		os.WriteFile(f, []byte(c.yaml), 0o600)
+		err := run([]string{"--config", f})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.yaml, err, c.want)
+		}
+	}
+}
