@@ -18,7 +18,8 @@ import (
 // 30 s (DESIGN §6) and the FE gives up after 60 s.
 var DefaultDumpBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}
 
-// maxLabelValues bounds how many distinct label values one metric keeps.
+// maxLabelValues bounds how many distinct label values one metric keeps,
+// the overflow value included.
 // Kinds come from the server's own code, but a bug or a hostile node kind
 // must not grow the exposition without bound; the rest count as "other".
 const maxLabelValues = 64
@@ -162,7 +163,8 @@ func (l *labeled[T]) at(value string) *T {
 	if l.m == nil {
 		l.m = map[string]*T{}
 	}
-	if _, ok := l.m[value]; !ok && len(l.m) >= maxLabelValues {
+	// One place stays free for the overflow slot itself.
+	if _, ok := l.m[value]; !ok && len(l.m) >= maxLabelValues-1 {
 		value = overflowLabel
 	}
 	p := l.m[value]
