@@ -1,0 +1,370 @@
+package sqlview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	sqle "github.com/dolthub/go-mysql-server"
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+)
+
+// VersionComment is what @@version_comment answers, so a client's banner
+// says it talks to heapproxy's own schema.
+const VersionComment = "heapproxy heapprof schema"
+
+// Engine answers SQL over the heapprof schema. It is safe for concurrent use
+// by many sessions; one Session serves one connection at a time.
+type Engine struct {
+	gms *sqle.Engine
+}
+
+// New builds an engine whose heapprof tables read src on every scan.
+func New(src Source) (*Engine, error) {
+	if src == nil {
+		return nil, errors.New("sqlview: nil Source")
+	}
+	pro := &provider{db: &database{tables: newTables(src)}}
+	gms := sqle.New(analyzer.NewDefault(pro), &sqle.Config{IsReadOnly: true})
+	return &Engine{gms: gms}, nil
+}
+
+// Close releases the engine's background resources.
+func (e *Engine) Close() error { return e.gms.Close() }
+
+// Session is one client connection's state: user, current database, session
+// variables. Create it with NewSession when the connection is accepted.
+type Session struct {
+	base *sql.BaseSession
+}
+
+// NewSession starts a session for user connected from addr (host:port);
+// connID is the connection id the proxy announced in its handshake.
+// The session's time zone is UTC, matching how taken_at is stored (Grafana
+// sends FROM_UNIXTIME bounds and reads the times back as UTC).
+func (e *Engine) NewSession(ctx context.Context, user, addr string, connID uint32) (*Session, error) {
+	base := sql.NewBaseSessionWithClientServer("heapproxy", sql.Client{User: user, Address: addr}, connID)
+	sctx := sql.NewContext(ctx, sql.WithSession(base))
+	for name, v := range map[string]any{"version_comment": VersionComment, "time_zone": "+00:00"} {
+		if err := base.InitSessionVariable(sctx, name, v); err != nil {
+			return nil, fmt.Errorf("sqlview: session variable %s: %w", name, err)
+		}
+	}
+	return &Session{base: base}, nil
+}
+
+// Database is the session's current database ("" when none).
+func (s *Session) Database() string { return s.base.GetCurrentDatabase() }
+
+// SetDatabase changes the current database, as COM_INIT_DB does; USE through
+// Query does the same. It fails with a 1049 Error for an unknown database.
+func (e *Engine) SetDatabase(ctx context.Context, s *Session, name string) error {
+	sctx := sql.NewContext(ctx, sql.WithSession(s.base))
+	if !e.gms.Analyzer.Catalog.HasDatabase(sctx, name) {
+		return &Error{Code: mysql.ERBadDb, State: mysql.SSClientError, Message: fmt.Sprintf("Unknown database '%s'", name)}
+	}
+	s.base.SetCurrentDatabase(name)
+	return nil
+}
+
+// Column describes one result column in the terms of a MySQL column
+// definition packet.
+type Column struct {
+	Name     string
+	Table    string
+	Database string
+	// Type is the MySQL protocol type code (MYSQL_TYPE_LONGLONG = 8, ...).
+	Type byte
+	// Flags are the column definition flags (NOT_NULL 1, PRI_KEY 2,
+	// UNSIGNED 32, BINARY 128, ...).
+	Flags uint16
+	// Charset is the collation id (utf8mb4_0900_bin 46, binary 63).
+	Charset  uint16
+	Length   uint32
+	Decimals uint8
+}
+
+// Result is a statement's answer: either rows (Columns non-nil, read them
+// with Next) or an OK (Columns nil, AffectedRows set). Close it when done.
+type Result struct {
+	Columns      []Column
+	AffectedRows uint64
+	InsertID     uint64
+	Info         string
+
+	ctx    *sql.Context
+	schema sql.Schema
+	iter   sql.RowIter
+}
+
+// Next returns the next row as MySQL text-protocol values: one element per
+// column, nil for NULL (a non-NULL empty string is a non-nil empty slice).
+// It returns io.EOF after the last row.
+func (r *Result) Next() ([][]byte, error) {
+	if r.iter == nil {
+		return nil, io.EOF
+	}
+	row, err := r.iter.Next(r.ctx)
+	if err == io.EOF {
+		return nil, io.EOF
+	}
+	if err != nil {
+		return nil, toError(err)
+	}
+	out := make([][]byte, len(r.schema))
+	for i, c := range r.schema {
+		if i >= len(row) || row[i] == nil {
+			continue
+		}
+		if b, ok := datetimeText(c.Type, row[i]); ok {
+			out[i] = b
+			continue
+		}
+		v, err := c.Type.SQL(r.ctx, nil, row[i])
+		if err != nil {
+			return nil, toError(fmt.Errorf("column %s: %w", c.Name, err))
+		}
+		if v.IsNull() {
+			continue
+		}
+		b := v.ToBytes()
+		if b == nil {
+			b = []byte{}
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+// datetimeText prints DATETIME(p)/TIMESTAMP(p) values with all p fraction
+// digits, as MySQL and MariaDB do; go-mysql-server drops zero fractions.
+func datetimeText(typ sql.Type, v any) ([]byte, bool) {
+	dt, ok := typ.(sql.DatetimeType)
+	if !ok || dt.Precision() <= 0 || (typ.Type() != sqltypes.Datetime && typ.Type() != sqltypes.Timestamp) {
+		return nil, false
+	}
+	t, ok := v.(time.Time)
+	if !ok {
+		return nil, false
+	}
+	const layout = "2006-01-02 15:04:05.000000"
+	return t.AppendFormat(nil, layout[:20+dt.Precision()]), true
+}
+
+// Close ends the statement; it is safe to call twice.
+func (r *Result) Close() error {
+	if r.iter == nil {
+		return nil
+	}
+	err := r.iter.Close(r.ctx)
+	r.iter = nil
+	if err != nil {
+		return toError(err)
+	}
+	return nil
+}
+
+// Query runs one statement in session s. ctx bounds the whole statement,
+// including the reading of its rows, until the Result is closed.
+// Errors are *Error values carrying a MySQL error code and SQLSTATE.
+func (e *Engine) Query(ctx context.Context, s *Session, query string) (*Result, error) {
+	if s == nil {
+		return nil, errors.New("sqlview: nil Session")
+	}
+	sctx := sql.NewContext(ctx, sql.WithSession(s.base), sql.WithQuery(query))
+	schema, iter, _, err := e.gms.Query(sctx, query)
+	if err != nil {
+		return nil, toError(err)
+	}
+	r := &Result{ctx: sctx, schema: schema, iter: iter}
+	if types.IsOkResultSchema(schema) {
+		return r.okResult()
+	}
+	r.Columns = columns(sctx, schema)
+	return r, nil
+}
+
+// okResult drains an OK-schema iterator into AffectedRows and friends.
+func (r *Result) okResult() (*Result, error) {
+	defer r.Close()
+	for {
+		row, err := r.iter.Next(r.ctx)
+		if err == io.EOF {
+			return r, nil
+		}
+		if err != nil {
+			return nil, toError(err)
+		}
+		if len(row) == 1 {
+			if ok, isOK := row[0].(types.OkResult); isOK {
+				r.AffectedRows += ok.RowsAffected
+				r.InsertID = ok.InsertID
+				if ok.Info != nil {
+					r.Info = ok.Info.String()
+				}
+			}
+		}
+	}
+}
+
+func columns(ctx *sql.Context, schema sql.Schema) []Column {
+	cols := make([]Column, len(schema))
+	for i, c := range schema {
+		mt, flags := sqltypes.TypeToMySQL(c.Type.Type())
+		charset := uint16(collationUTF8MB4)
+		if ct, ok := c.Type.(sql.TypeWithCollation); ok {
+			charset = wireCollation(ct.Collation())
+		}
+		if types.IsBinaryType(c.Type) || !types.IsText(c.Type) {
+			// MySQL labels numbers, dates and blobs with the binary collation.
+			charset = uint16(sql.Collation_binary)
+		}
+		if !c.Nullable {
+			flags |= int64(querypb.MySqlFlag_NOT_NULL_FLAG)
+		}
+		if c.PrimaryKey {
+			flags |= int64(querypb.MySqlFlag_PRI_KEY_FLAG)
+		}
+		if types.IsUnsigned(c.Type) {
+			flags |= int64(querypb.MySqlFlag_UNSIGNED_FLAG)
+		}
+		var decimals uint8
+		switch t := c.Type.(type) {
+		case sql.DatetimeType:
+			decimals = uint8(t.Precision())
+		case sql.DecimalType:
+			decimals = t.Scale()
+		default:
+			if types.IsFloat(c.Type) {
+				decimals = 31 // MySQL's "not fixed" marker for FLOAT/DOUBLE
+			}
+		}
+		cols[i] = Column{
+			Name:     c.Name,
+			Table:    c.Source,
+			Database: c.DatabaseSource,
+			Type:     byte(mt),
+			Flags:    uint16(flags),
+			Charset:  charset,
+			Length:   uint32(min(c.Type.MaxTextResponseByteLength(ctx), 1<<32-1)),
+			Decimals: decimals,
+		}
+	}
+	return cols
+}
+
+// Collation ids MariaDB and MySQL 5.7 clients all know; go-mysql-server's
+// default utf8mb4_0900_bin (309) is MySQL 8 only.
+const (
+	collationUTF8MB3 = 33 // utf8mb3_general_ci
+	collationUTF8MB4 = 45 // utf8mb4_general_ci
+)
+
+func wireCollation(c sql.CollationID) uint16 {
+	switch c.CharacterSet() {
+	case sql.CharacterSet_utf8mb4:
+		return collationUTF8MB4
+	case sql.CharacterSet_utf8mb3:
+		return collationUTF8MB3
+	}
+	return uint16(c)
+}
+
+// Error is a statement's failure in MySQL terms.
+type Error struct {
+	Code    uint16
+	State   string
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("ERROR %d (%s): %s", e.Code, e.State, e.Message) }
+
+// toError gives err a MySQL code: go-mysql-server's own mapping
+// (sql.CastSQLError) leaves syntax errors and many others at 1105 "unknown",
+// so the kinds clients act on are mapped here first.
+func toError(err error) *Error {
+	var ours *Error
+	if errors.As(err, &ours) {
+		return ours
+	}
+	msg := err.Error()
+	code, state := 0, ""
+	switch {
+	case sql.ErrSyntaxError.Is(err):
+		code, state = mysql.ERParseError, mysql.SSClientError
+	case sql.ErrReadOnly.Is(err), sql.ErrDatabaseWriteLocked.Is(err),
+		plan.ErrInsertIntoNotSupported.Is(err), plan.ErrUpdateNotSupported.Is(err),
+		plan.ErrDeleteFromNotSupported.Is(err), plan.ErrReplaceIntoNotSupported.Is(err),
+		sql.ErrCreateTableNotSupported.Is(err), sql.ErrDropTableNotSupported.Is(err),
+		sql.ErrRenameTableNotSupported.Is(err), sql.ErrAlterTableNotSupported.Is(err),
+		sql.ErrViewsNotSupported.Is(err), sql.ErrTriggersNotSupported.Is(err),
+		sql.ErrStoredProceduresNotSupported.Is(err), sql.ErrEventsNotSupported.Is(err),
+		sql.ErrTemporaryTableNotSupported.Is(err):
+		code, state = mysql.EROptionPreventsStatement, mysql.SSUnknownSQLState
+		msg = "heapprof is read-only: snapshots are written by heapproxy (ADMIN EXECUTE ... snapshot()), not by SQL"
+	case sql.ErrTableNotFound.Is(err):
+		code, state = mysql.ERNoSuchTable, mysql.SSUnknownTable
+	case sql.ErrDatabaseNotFound.Is(err):
+		code, state = mysql.ERBadDb, mysql.SSClientError
+	case sql.ErrColumnNotFound.Is(err), sql.ErrTableColumnNotFound.Is(err), sql.ErrUnknownColumn.Is(err):
+		code, state = mysql.ERBadFieldError, mysql.SSBadFieldError
+	case sql.ErrFunctionNotFound.Is(err):
+		code, state = mysql.ERSPDoesNotExist, mysql.SSClientError
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		code, state = mysql.ERQueryInterrupted, mysql.SSQueryInterrupted
+	}
+	if code == 0 {
+		se := sql.CastSQLError(err)
+		code, state, msg = se.Num, se.State, se.Message
+	}
+	if state == "" {
+		state = mysql.SSUnknownSQLState
+	}
+	return &Error{Code: uint16(code), State: state, Message: strings.TrimSpace(msg)}
+}
+
+// provider serves the heapprof database; go-mysql-server adds
+// information_schema (and mysql) itself.
+type provider struct{ db *database }
+
+var _ sql.DatabaseProvider = (*provider)(nil)
+
+func (p *provider) Database(_ *sql.Context, name string) (sql.Database, error) {
+	if strings.EqualFold(name, SchemaName) {
+		return p.db, nil
+	}
+	return nil, sql.ErrDatabaseNotFound.New(name)
+}
+
+func (p *provider) HasDatabase(_ *sql.Context, name string) bool {
+	return strings.EqualFold(name, SchemaName)
+}
+
+func (p *provider) AllDatabases(*sql.Context) []sql.Database { return []sql.Database{p.db} }
+
+type database struct{ tables map[string]*table }
+
+var _ sql.Database = (*database)(nil)
+
+func (d *database) Name() string { return SchemaName }
+
+func (d *database) GetTableInsensitive(_ *sql.Context, name string) (sql.Table, bool, error) {
+	t, ok := d.tables[strings.ToLower(name)]
+	if !ok {
+		return nil, false, nil
+	}
+	return t, true, nil
+}
+
+func (d *database) GetTableNames(*sql.Context) ([]string, error) {
+	return []string{TableDiffs, TableFunctions, TableSnapshots, TableStacks}, nil
+}

@@ -1,0 +1,340 @@
+package sqlview
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+)
+
+// SchemaName is the database the tables live in.
+const SchemaName = "heapprof"
+
+// Table names.
+const (
+	TableSnapshots = "snapshots"
+	TableFunctions = "functions"
+	TableStacks    = "stacks"
+	TableDiffs     = "diffs"
+)
+
+var (
+	idType   = types.MustCreateStringWithDefaults(sqltypes.VarChar, 255)
+	kindType = types.MustCreateStringWithDefaults(sqltypes.VarChar, 64)
+	// Function names of C++ templates easily pass 255 characters.
+	nameType = types.MustCreateStringWithDefaults(sqltypes.VarChar, 4096)
+	timeType = types.DatetimeMaxPrecision
+)
+
+func col(table, name string, typ sql.Type, comment string) *sql.Column {
+	return &sql.Column{Name: name, Type: typ, Source: table, DatabaseSource: SchemaName, Comment: comment}
+}
+
+// table is one read-only heapprof table. Its rows come from scan, one
+// partition at a time, so a query over many snapshots never holds more than
+// one snapshot's rows (two for diffs) before the engine's own operators.
+type table struct {
+	name   string
+	schema sql.Schema
+	scan   scanner
+}
+
+// scanner reads one table's rows from a Source.
+type scanner interface {
+	// partitions lists the units read separately: a snapshot, a node, ...
+	partitions(ctx *sql.Context) ([]sql.Partition, error)
+	// rows reads one partition.
+	rows(ctx *sql.Context, p sql.Partition) ([]sql.Row, error)
+}
+
+var _ sql.Table = (*table)(nil)
+
+func (t *table) Name() string               { return t.name }
+func (t *table) String() string             { return t.name }
+func (t *table) Schema() sql.Schema         { return t.schema }
+func (t *table) Collation() sql.CollationID { return sql.Collation_Default }
+func (t *table) Comment() string            { return tableComments[t.name] }
+func (t *table) Partitions(ctx *sql.Context) (sql.PartitionIter, error) {
+	ps, err := t.scan.partitions(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("heapprof.%s: %w", t.name, err)
+	}
+	return sql.PartitionsToPartitionIter(ps...), nil
+}
+
+func (t *table) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
+	rows, err := t.scan.rows(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("heapprof.%s: %w", t.name, err)
+	}
+	return sql.RowsToRowIter(rows...), nil
+}
+
+var tableComments = map[string]string{
+	TableSnapshots: "one row per heap profile dump",
+	TableFunctions: "per snapshot and function: flat and cumulative in-use bytes and objects",
+	TableStacks:    "per snapshot and sampled call stack: in-use bytes and objects",
+	TableDiffs:     "per pair of consecutive snapshots of a node and function: before, after, delta",
+}
+
+// snapshotPartition is one snapshot, read by functions and stacks.
+type snapshotPartition struct{ snap SnapshotRow }
+
+func (p snapshotPartition) Key() []byte { return []byte(p.snap.ID) }
+
+// nodePartition is one node's snapshots, oldest first, read by diffs.
+type nodePartition struct {
+	nodeID int64
+	snaps  []SnapshotRow
+}
+
+func (p nodePartition) Key() []byte { return strconv.AppendInt(nil, p.nodeID, 10) }
+
+// wholePartition is the single partition of snapshots.
+type wholePartition struct{}
+
+func (wholePartition) Key() []byte { return []byte("all") }
+
+func newTables(src Source) map[string]*table {
+	ts := []*table{
+		{
+			name: TableSnapshots,
+			schema: sql.Schema{
+				{Name: "id", Type: idType, Source: TableSnapshots, DatabaseSource: SchemaName, PrimaryKey: true, Comment: "snapshot id (what snapshot() prints)"},
+				col(TableSnapshots, "node_id", types.Int64, "backend/compute node id (SHOW BACKENDS)"),
+				col(TableSnapshots, "node_kind", kindType, "starrocks, doris, tikv, greptimedb, databend, go, ..."),
+				col(TableSnapshots, "node_addr", idType, "host:port the dump came from"),
+				col(TableSnapshots, "taken_at", timeType, "dump time, UTC"),
+				col(TableSnapshots, "total_bytes", types.Int64, "in-use bytes"),
+				col(TableSnapshots, "total_objects", types.Int64, "in-use objects"),
+				col(TableSnapshots, "sample_period", types.Int64, "sampling period in bytes"),
+				col(TableSnapshots, "format", kindType, "encoding of the raw dump"),
+			},
+			scan: snapshotScan{src},
+		},
+		{
+			name: TableFunctions,
+			schema: sql.Schema{
+				col(TableFunctions, "snapshot_id", idType, "snapshots.id"),
+				col(TableFunctions, "node_id", types.Int64, "snapshots.node_id"),
+				col(TableFunctions, "taken_at", timeType, "snapshots.taken_at"),
+				col(TableFunctions, "name", nameType, "function name as jeprof shows it"),
+				col(TableFunctions, "flat_bytes", types.Int64, "in-use bytes allocated by the function itself"),
+				col(TableFunctions, "flat_objects", types.Int64, "in-use objects allocated by the function itself"),
+				col(TableFunctions, "cum_bytes", types.Int64, "in-use bytes allocated by the function and its callees"),
+				col(TableFunctions, "cum_objects", types.Int64, "in-use objects allocated by the function and its callees"),
+				col(TableFunctions, "flat_pct", types.Float64, "flat_bytes in percent of the snapshot's total"),
+				col(TableFunctions, "cum_pct", types.Float64, "cum_bytes in percent of the snapshot's total"),
+			},
+			scan: functionScan{src},
+		},
+		{
+			name: TableStacks,
+			schema: sql.Schema{
+				col(TableStacks, "snapshot_id", idType, "snapshots.id"),
+				col(TableStacks, "node_id", types.Int64, "snapshots.node_id"),
+				col(TableStacks, "taken_at", timeType, "snapshots.taken_at"),
+				col(TableStacks, "stack_id", types.Int64, "stack number within the snapshot"),
+				col(TableStacks, "frames", types.LongText, "call stack, root first, frames separated by ';'"),
+				col(TableStacks, "bytes", types.Int64, "in-use bytes"),
+				col(TableStacks, "objects", types.Int64, "in-use objects"),
+			},
+			scan: stackScan{src},
+		},
+		{
+			name: TableDiffs,
+			schema: sql.Schema{
+				col(TableDiffs, "node_id", types.Int64, "snapshots.node_id"),
+				col(TableDiffs, "name", nameType, "function name"),
+				col(TableDiffs, "from_snapshot_id", idType, "the earlier snapshot"),
+				col(TableDiffs, "to_snapshot_id", idType, "the next snapshot of the same node"),
+				col(TableDiffs, "from_taken_at", timeType, "taken_at of the earlier snapshot"),
+				col(TableDiffs, "to_taken_at", timeType, "taken_at of the later snapshot"),
+				col(TableDiffs, "seconds", types.Float64, "seconds between the two snapshots"),
+				col(TableDiffs, "flat_bytes_before", types.Int64, ""),
+				col(TableDiffs, "flat_bytes_after", types.Int64, ""),
+				col(TableDiffs, "flat_bytes_delta", types.Int64, "after - before"),
+				col(TableDiffs, "cum_bytes_before", types.Int64, ""),
+				col(TableDiffs, "cum_bytes_after", types.Int64, ""),
+				col(TableDiffs, "cum_bytes_delta", types.Int64, "after - before"),
+				col(TableDiffs, "flat_objects_delta", types.Int64, "after - before"),
+				col(TableDiffs, "cum_objects_delta", types.Int64, "after - before"),
+			},
+			scan: diffScan{src},
+		},
+	}
+	m := make(map[string]*table, len(ts))
+	for _, t := range ts {
+		m[t.name] = t
+	}
+	return m
+}
+
+type snapshotScan struct{ src Source }
+
+func (s snapshotScan) partitions(*sql.Context) ([]sql.Partition, error) {
+	return []sql.Partition{wholePartition{}}, nil
+}
+
+func (s snapshotScan) rows(ctx *sql.Context, _ sql.Partition) ([]sql.Row, error) {
+	snaps, err := s.src.Snapshots(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list snapshots: %w", err)
+	}
+	rows := make([]sql.Row, len(snaps))
+	for i, sn := range snaps {
+		rows[i] = sql.Row{sn.ID, sn.NodeID, sn.NodeKind, sn.NodeAddr, sn.TakenAt.UTC(),
+			sn.TotalBytes, sn.TotalObjects, sn.SamplePeriod, sn.Format}
+	}
+	return rows, nil
+}
+
+// snapshotPartitions gives one partition per snapshot, oldest first so that
+// an unordered SELECT reads like a history.
+func snapshotPartitions(ctx *sql.Context, src Source) ([]sql.Partition, error) {
+	snaps, err := sortedSnapshots(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	ps := make([]sql.Partition, len(snaps))
+	for i, sn := range snaps {
+		ps[i] = snapshotPartition{sn}
+	}
+	return ps, nil
+}
+
+func sortedSnapshots(ctx *sql.Context, src Source) ([]SnapshotRow, error) {
+	snaps, err := src.Snapshots(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list snapshots: %w", err)
+	}
+	snaps = slices.Clone(snaps)
+	slices.SortFunc(snaps, func(a, b SnapshotRow) int {
+		return cmp.Or(a.TakenAt.Compare(b.TakenAt), cmp.Compare(a.NodeID, b.NodeID), cmp.Compare(a.ID, b.ID))
+	})
+	return snaps, nil
+}
+
+type functionScan struct{ src Source }
+
+func (s functionScan) partitions(ctx *sql.Context) ([]sql.Partition, error) {
+	return snapshotPartitions(ctx, s.src)
+}
+
+func (s functionScan) rows(ctx *sql.Context, p sql.Partition) ([]sql.Row, error) {
+	sn := p.(snapshotPartition).snap
+	fns, err := s.src.Functions(ctx, sn.ID)
+	if err != nil {
+		return nil, fmt.Errorf("functions of snapshot %s: %w", sn.ID, err)
+	}
+	at := sn.TakenAt.UTC()
+	rows := make([]sql.Row, len(fns))
+	for i, f := range fns {
+		rows[i] = sql.Row{sn.ID, sn.NodeID, at, f.Name, f.FlatBytes, f.FlatObjects, f.CumBytes, f.CumObjects, f.FlatPct, f.CumPct}
+	}
+	return rows, nil
+}
+
+type stackScan struct{ src Source }
+
+func (s stackScan) partitions(ctx *sql.Context) ([]sql.Partition, error) {
+	return snapshotPartitions(ctx, s.src)
+}
+
+func (s stackScan) rows(ctx *sql.Context, p sql.Partition) ([]sql.Row, error) {
+	sn := p.(snapshotPartition).snap
+	sts, err := s.src.Stacks(ctx, sn.ID)
+	if err != nil {
+		return nil, fmt.Errorf("stacks of snapshot %s: %w", sn.ID, err)
+	}
+	at := sn.TakenAt.UTC()
+	rows := make([]sql.Row, len(sts))
+	for i, st := range sts {
+		rows[i] = sql.Row{sn.ID, sn.NodeID, at, st.StackID, st.Frames, st.Bytes, st.Objects}
+	}
+	return rows, nil
+}
+
+type diffScan struct{ src Source }
+
+func (s diffScan) partitions(ctx *sql.Context) ([]sql.Partition, error) {
+	snaps, err := sortedSnapshots(ctx, s.src)
+	if err != nil {
+		return nil, err
+	}
+	byNode := map[int64][]SnapshotRow{}
+	var nodes []int64
+	for _, sn := range snaps {
+		if _, ok := byNode[sn.NodeID]; !ok {
+			nodes = append(nodes, sn.NodeID)
+		}
+		byNode[sn.NodeID] = append(byNode[sn.NodeID], sn)
+	}
+	slices.Sort(nodes)
+	var ps []sql.Partition
+	for _, n := range nodes {
+		// A node with a single snapshot has nothing to compare.
+		if len(byNode[n]) > 1 {
+			ps = append(ps, nodePartition{nodeID: n, snaps: byNode[n]})
+		}
+	}
+	return ps, nil
+}
+
+// rows walks the node's snapshots in time order keeping only the previous
+// snapshot's functions, so a node with many snapshots is read once.
+func (s diffScan) rows(ctx *sql.Context, p sql.Partition) ([]sql.Row, error) {
+	np := p.(nodePartition)
+	var rows []sql.Row
+	var prev map[string]FunctionRow
+	for i, sn := range np.snaps {
+		fns, err := s.src.Functions(ctx, sn.ID)
+		if err != nil {
+			return nil, fmt.Errorf("functions of snapshot %s: %w", sn.ID, err)
+		}
+		cur := make(map[string]FunctionRow, len(fns))
+		for _, f := range fns {
+			cur[f.Name] = f
+		}
+		if i > 0 {
+			rows = appendDiff(rows, np.snaps[i-1], sn, prev, cur, fns)
+		}
+		prev = cur
+	}
+	return rows, nil
+}
+
+// appendDiff adds one row per function present in either snapshot: in the
+// later snapshot's order, then the functions that disappeared, by name.
+func appendDiff(rows []sql.Row, from, to SnapshotRow, before, after map[string]FunctionRow, afterOrder []FunctionRow) []sql.Row {
+	secs := to.TakenAt.Sub(from.TakenAt).Seconds()
+	add := func(name string, b, a FunctionRow) {
+		rows = append(rows, sql.Row{from.NodeID, name, from.ID, to.ID, from.TakenAt.UTC(), to.TakenAt.UTC(), secs,
+			b.FlatBytes, a.FlatBytes, a.FlatBytes - b.FlatBytes,
+			b.CumBytes, a.CumBytes, a.CumBytes - b.CumBytes,
+			a.FlatObjects - b.FlatObjects, a.CumObjects - b.CumObjects})
+	}
+	seen := make(map[string]bool, len(afterOrder))
+	for _, f := range afterOrder {
+		if seen[f.Name] {
+			continue
+		}
+		seen[f.Name] = true
+		add(f.Name, before[f.Name], after[f.Name])
+	}
+	var gone []string
+	for name := range before {
+		if !seen[name] {
+			gone = append(gone, name)
+		}
+	}
+	slices.Sort(gone)
+	for _, name := range gone {
+		add(name, before[name], FunctionRow{})
+	}
+	return rows
+}
