@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/google/pprof/profile"
 )
@@ -48,7 +49,17 @@ var ErrNoNodes = errors.New("heapprof: no nodes to print")
 // for nodes and the full name used to disambiguate equal short names.
 type frame struct {
 	short, full string
-	file        string // "file:line" as addr2line prints it, "??:0" if unknown
+	file        string // addr2line's file name, "" if unknown
+	line        int64
+}
+
+// fileLine is the frame's "file:line" as addr2line prints it ("??:0" when
+// unknown), which jeprof --collapsed shows for frames without a name.
+func (f frame) fileLine() string {
+	if f.file == "" {
+		return "??:0"
+	}
+	return f.file + ":" + strconv.FormatInt(f.line, 10)
 }
 
 // valueKind says how a sample value is printed.
@@ -85,8 +96,9 @@ type model struct {
 	nameIdx   map[string]int32
 	locNames  [][]int32 // node names of each location, callee first
 	locDone   []bool
-	perCaller []bool         // location has Callback::Run frames
-	runIDs    map[string]int // ShortIdFor
+	perCaller []bool            // location has Callback::Run frames
+	runIDs    map[string]int    // ShortIdFor
+	shorts    map[string]string // ShortFunctionName cache
 
 	flat, cum  []float64 // by name id
 	inCum      []bool    // name is a key of jeprof's cumulative hash
@@ -101,7 +113,7 @@ func buildModel(p *profile.Profile, opt Options) (*model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &model{kind: kind, locIdx: map[string]int32{}, nameIdx: map[string]int32{}, runIDs: map[string]int{}}
+	m := &model{kind: kind, locIdx: map[string]int32{}, nameIdx: map[string]int32{}, runIDs: map[string]int{}, shorts: map[string]string{}}
 	prof := m.collect(p, idx)
 	if opt.Base != nil {
 		bidx, _, err := sampleIndex(opt.Base, p.SampleType[idx].Type)
@@ -120,7 +132,8 @@ func buildModel(p *profile.Profile, opt Options) (*model, error) {
 	for i, fr := range m.frames {
 		if len(fr) > 0 {
 			f := fr[0].short
-			m.skip[i] = skipFrames[f] || skipRE.MatchString(f)
+			// jeprof's skip regexp: TCMalloc|^tcmalloc::
+			m.skip[i] = skipFrames[f] || strings.Contains(f, "TCMalloc") || strings.HasPrefix(f, "tcmalloc::")
 		}
 	}
 	m.stacks = make([]stack, 0, len(keys))
@@ -195,14 +208,14 @@ func (m *model) location(loc *profile.Location) int32 {
 	k := locationKey(loc)
 	if id, ok := m.locIdx[k]; ok {
 		if m.frames[id] == nil {
-			m.frames[id] = jeprofFrames(loc)
+			m.frames[id] = m.jeprofFrames(loc)
 		}
 		return id
 	}
 	id := int32(len(m.locKeys))
 	m.locIdx[k] = id
 	m.locKeys = append(m.locKeys, k)
-	m.frames = append(m.frames, jeprofFrames(loc))
+	m.frames = append(m.frames, m.jeprofFrames(loc))
 	return id
 }
 
@@ -246,13 +259,13 @@ func locationKey(loc *profile.Location) string {
 // (containing function first). The symbolizer already made jeprof's naming
 // decisions (see symbolizer.go): SystemName, or Name when it is empty, is
 // jeprof's full name. It returns nil for an unsymbolized location.
-func jeprofFrames(loc *profile.Location) []frame {
+func (m *model) jeprofFrames(loc *profile.Location) []frame {
 	if len(loc.Line) == 0 {
 		return nil
 	}
 	out := make([]frame, 0, len(loc.Line))
 	for j := len(loc.Line) - 1; j >= 0; j-- {
-		full, file := "??", "??:0"
+		full, file := "??", ""
 		if f := loc.Line[j].Function; f != nil {
 			switch {
 			case f.SystemName != "":
@@ -260,11 +273,15 @@ func jeprofFrames(loc *profile.Location) []frame {
 			case f.Name != "":
 				full = f.Name
 			}
-			if f.Filename != "" {
-				file = f.Filename + ":" + strconv.FormatInt(loc.Line[j].Line, 10)
-			}
+			file = f.Filename
 		}
-		out = append(out, frame{short: ShortFunctionName(full), full: full, file: file})
+		short, ok := m.shorts[full]
+		if !ok {
+			// Names repeat across PCs; the regexps are the costly part.
+			short = ShortFunctionName(full)
+			m.shorts[full] = short
+		}
+		out = append(out, frame{short: short, full: full, file: file, line: loc.Line[j].Line})
 	}
 	return out
 }
@@ -275,7 +292,6 @@ var (
 	leadTypeRE  = regexp.MustCompile(`^.*\s+(\w+::)`)
 	fullAddrRE  = regexp.MustCompile(`<[0-9a-fA-F]+>$`)
 	fullAddr0RE = regexp.MustCompile(`<0*([^>]*)>$`)
-	callbackRE  = regexp.MustCompile(`Callback.*::Run$`)
 )
 
 // ShortFunctionName is jeprof's ShortFunctionName: it strips argument lists
@@ -325,8 +341,6 @@ var skipFrames = func() map[string]bool {
 	return m
 }()
 
-var skipRE = regexp.MustCompile(`TCMalloc|^tcmalloc::`)
-
 // removeUninteresting drops, from a stack, every frame up to and
 // including the last allocator entry point (jeprof keys this on the short
 // name of the PC's containing function, before any "@addr" renaming).
@@ -347,7 +361,7 @@ func fullnameToShortname(syms [][]frame) map[string]string {
 	once := map[string]string{}
 	multi := map[string]bool{}
 	for _, fr := range syms {
-		if len(fr) == 0 || !fullAddrRE.MatchString(fr[0].full) {
+		if len(fr) == 0 || !strings.HasSuffix(fr[0].full, ">") || !fullAddrRE.MatchString(fr[0].full) {
 			continue
 		}
 		short, full := fr[0].short, fr[0].full
@@ -380,7 +394,7 @@ func (m *model) translate(locs []int32, out []int32) []int32 {
 			continue
 		}
 		for _, id := range names {
-			if callbackRE.MatchString(m.names[id]) {
+			if isCallbackRun(m.names[id]) {
 				// Do not merge Callback::Run frames (jeprof: they make
 				// confusing cycles); name them per caller instead.
 				caller := "0"
@@ -421,7 +435,7 @@ func (m *model) nodeNames(l int32) []int32 {
 		if j > 0 {
 			name += " (inline)"
 		}
-		if callbackRE.MatchString(name) {
+		if isCallbackRun(name) {
 			m.perCaller[l] = true
 		} else if name == "??" {
 			name = a
@@ -430,6 +444,11 @@ func (m *model) nodeNames(l int32) []int32 {
 	}
 	m.locNames[l] = names
 	return names
+}
+
+// isCallbackRun is jeprof's m/Callback.*::Run$/.
+func isCallbackRun(name string) bool {
+	return strings.HasSuffix(name, "::Run") && strings.Contains(name[:len(name)-len("::Run")], "Callback")
 }
 
 func (m *model) intern(name string) int32 {

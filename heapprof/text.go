@@ -102,7 +102,7 @@ func (m *model) foldedStacks() []foldedStack {
 			for j, f := range fr {
 				n := fullAddrRE.ReplaceAllString(f.full, "")
 				if n == "??" {
-					n = f.file
+					n = f.fileLine()
 				}
 				if j > 0 {
 					n += "[inline]"
