@@ -18,6 +18,12 @@ const (
 	MethodSnapshot
 	MethodToDotFormat
 	MethodDumpDotSnapshot
+	// heapproxy's extensions (not in StarRocks): snapshot history, diffs
+	// and periodic capture, in the same statement form.
+	MethodListSnapshots
+	MethodDiffDotSnapshot
+	MethodScheduleSnapshots
+	MethodUnscheduleSnapshots
 )
 
 // ArgKind is the kind of one argument of a HeapProf call.
@@ -62,6 +68,11 @@ var methodSpecs = [...]methodSpec{
 	MethodSnapshot:        {name: "snapshot", returnsFile: true},
 	MethodToDotFormat:     {name: "to_dot_format", params: []ArgKind{ArgString | ArgSnapshotCall}, paramDoc: `"<file>" | HeapProf.getInstance().snapshot()`},
 	MethodDumpDotSnapshot: {name: "dump_dot_snapshot"},
+	MethodListSnapshots:   {name: "list_snapshots"},
+	MethodDiffDotSnapshot: {name: "diff_dot_snapshot", params: []ArgKind{ArgString}, paramDoc: `"<base snapshot>"`},
+	MethodScheduleSnapshots: {name: "schedule_snapshots", params: []ArgKind{ArgString},
+		paramDoc: `"<interval, e.g. 30s or 5m>"`},
+	MethodUnscheduleSnapshots: {name: "unschedule_snapshots"},
 }
 
 func (m Method) valid() bool { return m > 0 && int(m) < len(methodSpecs) }

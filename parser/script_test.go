@@ -105,7 +105,8 @@ func TestMethods(t *testing.T) {
 			t.Errorf("lookupMethod(%q) = %v, %v", m, got, ok)
 		}
 	}
-	want := []string{"enable_prof", "disable_prof", "has_enable", "snapshot", "to_dot_format", "dump_dot_snapshot"}
+	want := []string{"enable_prof", "disable_prof", "has_enable", "snapshot", "to_dot_format", "dump_dot_snapshot",
+		"list_snapshots", "diff_dot_snapshot", "schedule_snapshots", "unschedule_snapshots"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("Methods() = %v, want %v", names, want)
 	}
