@@ -1,6 +1,10 @@
 // Package heapprof reads heap profiles (jemalloc heap_v2, gperftools heap
 // text, pprof protobuf) into *profile.Profile and renders them the way
-// jemalloc's jeprof does (DOT graph, text table), plus folded stacks.
+// jemalloc's jeprof does (WriteDOT = jeprof --dot, WriteText = --text,
+// Options.Base = --base), plus folded stacks, an SVG flame graph and the
+// symbolized pprof protobuf. Symbolization is behind the Symbolizer
+// interface; symbolizer.go holds the contract that makes the output equal
+// jeprof's.
 package heapprof
 
 import (
