@@ -9,6 +9,7 @@
 package parser
 
 import (
+	"errors"
 	"strconv"
 	"sync"
 
@@ -117,7 +118,8 @@ func (c *Classifier) Classify(sql string) (*Statement, error) {
 // that needs one.
 func Classify(sql string) (*Statement, error) {
 	return classify(sql, func(sql string) (*Statement, error) {
-		return fromTiDB(tidb.New(), sql)
+		node, err := parseOne(tidb.New(), sql)
+		return fromTiDB(node, err, sql), nil
 	})
 }
 
@@ -126,9 +128,11 @@ func (c *Classifier) parse(sql string) (*Statement, error) {
 	if p == nil {
 		p = tidb.New()
 	}
-	st, err := fromTiDB(p, sql)
-	c.pool.Put(p)
-	return st, err
+	node, err := parseOne(p, sql)
+	if !errors.Is(err, errParserPanic) {
+		c.pool.Put(p)
+	}
+	return fromTiDB(node, err, sql), nil
 }
 
 // classify looks at the leading keywords and calls parse (the TiDB parser)

@@ -1,6 +1,8 @@
 package parser
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -133,10 +135,9 @@ var localFuncs = map[string]bool{
 // fromTiDB classifies a statement with the TiDB parser. Statements it cannot
 // parse, or that heapproxy does not answer, are Forward: the upstream may
 // understand more than TiDB's grammar, and has the last word.
-func fromTiDB(p *tidb.Parser, sql string) (*Statement, error) {
-	node, err := p.ParseOneStmt(mariaDBComments(sql), "", "")
+func fromTiDB(node ast.StmtNode, err error, sql string) *Statement {
 	if err != nil {
-		return stmtForward, nil
+		return stmtForward
 	}
 	var st *Statement
 	switch n := node.(type) {
@@ -150,9 +151,24 @@ func fromTiDB(p *tidb.Parser, sql string) (*Statement, error) {
 		st = &Statement{Kind: Use, DB: n.DBName}
 	}
 	if st == nil {
-		return stmtForward, nil
+		return stmtForward
 	}
-	return st, nil
+	return st
+}
+
+// errParserPanic marks a TiDB parser that panicked: it is not reused.
+var errParserPanic = errors.New("tidb parser panic")
+
+// parseOne runs the TiDB parser, turning its panics into errors: its
+// literal driver panics on some inputs (a decimal literal of more than 81
+// digits, found by FuzzClassify), and user text must never crash the proxy.
+func parseOne(p *tidb.Parser, sql string) (node ast.StmtNode, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			node, err = nil, fmt.Errorf("%w: %v", errParserPanic, r)
+		}
+	}()
+	return p.ParseOneStmt(mariaDBComments(sql), "", "")
 }
 
 // mariaDBComments turns MariaDB's executable comments /*M!<version> into

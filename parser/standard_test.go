@@ -2,6 +2,7 @@ package parser
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -125,7 +126,8 @@ func TestShowAndUse(t *testing.T) {
 // when used from several goroutines (run with -race to check the pool).
 func TestClassifier(t *testing.T) {
 	c := NewClassifier()
-	sqls := []string{"SELECT @@version_comment LIMIT 1", "SET NAMES utf8", "SHOW WARNINGS", "USE x", "SELECT 1 FROM t"}
+	sqls := []string{"SELECT @@version_comment LIMIT 1", "SET NAMES utf8", "SHOW WARNINGS", "USE x", "SELECT 1 FROM t",
+		"SELECT " + strings.Repeat("9", 100) + ".5"} // a parser that panicked is not put back
 	done := make(chan bool)
 	for g := 0; g < 4; g++ {
 		go func() {
