@@ -263,6 +263,7 @@ func (d *Dir) write(ctx context.Context, dir string, s *Snapshot, funcs []Functi
 	}); err != nil {
 		return err
 	}
+	d.hook("wrote-raw")
 	if err := writeFile(filepath.Join(dir, profileFile), func(w io.Writer) error {
 		_, err := w.Write(s.Profile)
 		return err

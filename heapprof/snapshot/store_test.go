@@ -36,39 +36,42 @@ var (
 func leakRows(t testing.TB) realRows {
 	t.Helper()
 	bin, heaps := leakProg(t)
-	rowsOnce.Do(func() {
-		raw, err := os.ReadFile(heaps[0])
-		if err != nil {
-			rowsErr = err
-			return
-		}
-		p, err := heapprof.Parse(raw)
-		if err != nil {
-			rowsErr = err
-			return
-		}
-		if rowsErr = (&symbolize.Local{Binary: bin}).Symbolize(context.Background(), p); rowsErr != nil {
-			return
-		}
-		s := &Snapshot{ID: "x"}
-		funcs, stacks, err := s.Attach(p)
-		if err != nil {
-			rowsErr = err
-			return
-		}
-		rows = realRows{raw: raw, proto: s.Profile, tot: Totals{s.TotalBytes, s.TotalObjects},
-			period: s.SamplePeriod, funcs: funcs, stacks: stacks}
-	})
+	rowsOnce.Do(func() { rows, rowsErr = loadRows(bin, heaps[0]) })
 	if rowsErr != nil {
 		t.Fatalf("preparing the leak profile: %v", rowsErr)
 	}
 	return rows
 }
 
+// loadRows parses and symbolizes a jemalloc profile of bin and summarizes it.
+func loadRows(bin, heap string) (realRows, error) {
+	raw, err := os.ReadFile(heap)
+	if err != nil {
+		return realRows{}, err
+	}
+	p, err := heapprof.Parse(raw)
+	if err != nil {
+		return realRows{}, err
+	}
+	if err := (&symbolize.Local{Binary: bin}).Symbolize(context.Background(), p); err != nil {
+		return realRows{}, err
+	}
+	s := &Snapshot{ID: "x"}
+	funcs, stacks, err := s.Attach(p)
+	if err != nil {
+		return realRows{}, err
+	}
+	return realRows{raw: raw, proto: s.Profile, tot: Totals{s.TotalBytes, s.TotalObjects},
+		period: s.SamplePeriod, funcs: funcs, stacks: stacks}, nil
+}
+
 // newSnap makes a snapshot of node at time at from the real profile; its
 // raw dump gets the id appended so every snapshot's bytes differ.
 func newSnap(t testing.TB, node int64, at time.Time) (*Snapshot, []Function, []Stack) {
-	r := leakRows(t)
+	return snapFrom(leakRows(t), node, at)
+}
+
+func snapFrom(r realRows, node int64, at time.Time) (*Snapshot, []Function, []Stack) {
 	id := NewID(node, at)
 	s := &Snapshot{ID: id, NodeID: node, NodeKind: "starrocks_be", NodeAddr: fmt.Sprintf("10.0.0.%d:8040", node),
 		TakenAt: at, Format: "jemalloc", Raw: append(slices.Clip(r.raw), id...), Profile: r.proto,

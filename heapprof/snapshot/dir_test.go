@@ -1,0 +1,137 @@
+package snapshot
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestDirReopen saves, closes and opens the directory again: the index is
+// rebuilt from disk and the retention of the new open applies.
+func TestDirReopen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	d, err := OpenDir(dir, Retention{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type saved struct {
+		s      *Snapshot
+		funcs  []Function
+		stacks []Stack
+	}
+	var all []saved
+	for i := 0; i < 3; i++ {
+		s, funcs, stacks := newSnap(t, 5, base.Add(time.Duration(i)*time.Hour))
+		if err := d.Save(ctx, s, funcs, stacks); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, saved{s, funcs, stacks})
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.List(ctx, Filter{}); err == nil {
+		t.Error("List after Close succeeded")
+	}
+	d, err = OpenDir(dir, Retention{PerNode: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, sv := range all {
+		checkSnapshot(t, d, sv.s, sv.funcs, sv.stacks)
+	}
+	s, funcs, stacks := newSnap(t, 5, base.Add(5*time.Hour))
+	if err := d.Save(ctx, s, funcs, stacks); err != nil {
+		t.Fatal(err)
+	}
+	list, err := d.List(ctx, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range list {
+		ids = append(ids, m.ID)
+	}
+	if want := []string{s.ID, all[2].s.ID}; !slices.Equal(ids, want) {
+		t.Errorf("after reopen with PerNode 2 and a save: %q, want %q", ids, want)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "snapshots")); len(entries) != 2 {
+		t.Errorf("%d snapshot directories on disk, want 2", len(entries))
+	}
+}
+
+// TestDirOpenCleansUp: leftovers of interrupted saves are removed, a
+// snapshot directory that is not readable is moved aside, the rest loads.
+func TestDirOpenCleansUp(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	d, err := OpenDir(dir, Retention{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, funcs, stacks := newSnap(t, 1, base)
+	victim, _, _ := newSnap(t, 1, base.Add(time.Minute))
+	for _, s := range []*Snapshot{good, victim} {
+		if err := d.Save(ctx, s, funcs, stacks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Close()
+
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "tmp", "save-123", "x"), 0o750))
+	must(os.WriteFile(filepath.Join(dir, "tmp", "save-123", rawFile), []byte("half"), 0o640))
+	// A snapshot whose raw file lost its tail (not something Save does:
+	// a damaged disk, a hand edit), and one whose meta.json is garbage.
+	must(os.Truncate(filepath.Join(dir, "snapshots", victim.ID, rawFile), 10))
+	garbage := filepath.Join(dir, "snapshots", "heap_profile.1.garbage")
+	must(os.MkdirAll(garbage, 0o750))
+	must(os.WriteFile(filepath.Join(garbage, metaFile), []byte("{not json"), 0o640))
+
+	d, err = OpenDir(dir, Retention{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if left, _ := os.ReadDir(filepath.Join(dir, "tmp")); len(left) != 0 {
+		t.Errorf("tmp/ still has %d entries", len(left))
+	}
+	if got := d.Damaged(); len(got) != 2 {
+		t.Errorf("Damaged() = %q, want the truncated and the garbage snapshot", got)
+	}
+	list, err := d.List(ctx, Filter{})
+	if err != nil || len(list) != 1 || list[0].ID != good.ID {
+		t.Errorf("List = %v, %v; want only %s", list, err, good.ID)
+	}
+	checkSnapshot(t, d, good, funcs, stacks)
+}
+
+// TestDirLock: a second open of the same directory fails until the first
+// is closed (two proxies must not share a Dir; they share a MySQL store).
+func TestDirLock(t *testing.T) {
+	dir := t.TempDir()
+	d, err := OpenDir(dir, Retention{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d2, err := OpenDir(dir, Retention{}); err == nil {
+		d2.Close()
+		t.Fatal("second OpenDir of a locked directory succeeded")
+	}
+	d.Close()
+	d2, err := OpenDir(dir, Retention{})
+	if err != nil {
+		t.Fatalf("OpenDir after Close: %v", err)
+	}
+	d2.Close()
+}
