@@ -13,6 +13,7 @@ import (
 // are decoded lazily, only those whose ranges hold a looked-up address.
 type dwarfIndex struct {
 	d     *dwarf.Data
+	raw   *rawDWARF // plain sections for the fast scanner; nil to use debug/dwarf
 	cus   []cuRange // sorted by low
 	units map[dwarf.Offset]*unitInfo
 }
@@ -278,8 +279,99 @@ func (x *dwarfIndex) unit(off dwarf.Offset) (*unitInfo, error) {
 	return u, nil
 }
 
-// loadUnit decodes one unit: its line table and every function DIE.
+// loadUnit decodes one unit: its line table and every function DIE, with
+// the fast scanner when the sections are mapped plainly.
 func (x *dwarfIndex) loadUnit(off dwarf.Offset) (*unitInfo, error) {
+	if x.raw != nil {
+		u, err := x.loadUnitRaw(off)
+		if !errors.Is(err, errUnsupported) {
+			return u, err
+		}
+	}
+	return x.loadUnitGo(off)
+}
+
+// loadUnitRaw is loadUnitGo over rawDWARF.scanUnit.
+func (x *dwarfIndex) loadUnitRaw(off dwarf.Offset) (*unitInfo, error) {
+	h, err := x.raw.headerFor(int(off))
+	if err != nil {
+		return nil, errUnsupported
+	}
+	r := x.d.Reader()
+	r.Seek(off)
+	cu, err := r.Next()
+	if err != nil || cu == nil {
+		return nil, fmt.Errorf("read unit at %#x: %v", off, err)
+	}
+	u := &unitInfo{nameOf: make(map[dwarf.Offset][]nameAttr)}
+	if err := u.readLines(x.d, cu); err != nil {
+		return nil, fmt.Errorf("line table of unit at %#x: %w", off, err)
+	}
+	base, _ := cu.Val(dwarf.AttrLowpc).(uint64)
+	byOff := make(map[int64]int32)
+	var pending [][]nameAttr
+	var rangeErr error
+	err = x.raw.scanUnit(h, func(d *scannedDIE) {
+		f := funcInfo{caller: -1, callLine: int(d.callLine)}
+		if d.tag == dwarf.TagInlinedSubroutine && d.caller >= 0 {
+			if idx, ok := byOff[d.caller]; ok {
+				f.caller = idx
+			}
+		}
+		if d.callFile >= 0 {
+			f.callFile = u.fileName(d.callFile)
+		}
+		if d.haveLow && d.haveHigh {
+			high := d.high
+			if d.highRel {
+				high += d.low
+			}
+			if high > d.low {
+				f.ranges = [][2]uint64{{d.low, high}}
+			}
+		}
+		if d.ranges >= 0 {
+			rs, rerr := x.raw.rangeList(h, uint64(d.ranges), base)
+			if rerr != nil {
+				if rangeErr == nil {
+					rangeErr = rerr
+				}
+				return
+			}
+			f.ranges = f.ranges[:0]
+			for _, rg := range rs {
+				if rg[1] > rg[0] {
+					f.ranges = append(f.ranges, rg)
+				}
+			}
+		}
+		idx := int32(len(u.funcs))
+		byOff[int64(d.off)] = idx
+		u.funcs = append(u.funcs, f)
+		attrs := append([]nameAttr(nil), d.attrs...)
+		if d.tag != dwarf.TagInlinedSubroutine {
+			u.nameOf[d.off] = attrs
+		}
+		pending = append(pending, attrs)
+	})
+	if err == nil {
+		err = rangeErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	cLike := cLikeLanguage(cu)
+	for i, attrs := range pending {
+		f := &u.funcs[i]
+		x.applyNames(u, attrs, true, 0, cLike, &f.name, &f.isLinkage)
+	}
+	u.nameOf = nil
+	u.buildLookup()
+	return u, nil
+}
+
+// loadUnitGo decodes one unit with debug/dwarf's reader.
+func (x *dwarfIndex) loadUnitGo(off dwarf.Offset) (*unitInfo, error) {
 	r := x.d.Reader()
 	r.Seek(off)
 	cu, err := r.Next()

@@ -43,9 +43,9 @@ func mapFile(path string) (*mappedFile, error) {
 // mappedDWARF builds the DWARF reader over the mapped file when every debug
 // section is stored plainly (not compressed, not relocatable); otherwise it
 // returns nil and the caller falls back to elf.File.DWARF, which copies.
-func mappedDWARF(f *elf.File, m *mappedFile) (*dwarf.Data, []byte, error) {
+func mappedDWARF(f *elf.File, m *mappedFile) (*dwarf.Data, *rawDWARF, []byte, error) {
 	if f.Type != elf.ET_EXEC && f.Type != elf.ET_DYN {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	secs := map[string][]byte{}
 	for _, s := range f.Sections {
@@ -54,20 +54,20 @@ func mappedDWARF(f *elf.File, m *mappedFile) (*dwarf.Data, []byte, error) {
 			continue
 		}
 		if s.Flags&elf.SHF_COMPRESSED != 0 || s.Type == elf.SHT_NOBITS {
-			return nil, nil, nil
+			return nil, nil, nil, nil
 		}
 		end := s.Offset + s.Size
 		if end < s.Offset || end > uint64(len(m.data)) {
-			return nil, nil, fmt.Errorf("section %s outside the file", s.Name)
+			return nil, nil, nil, fmt.Errorf("section %s outside the file", s.Name)
 		}
 		secs[name] = m.data[s.Offset:end:end]
 	}
 	if secs["info"] == nil {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	d, err := dwarf.New(secs["abbrev"], nil, nil, secs["info"], secs["line"], nil, secs["ranges"], secs["str"])
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for name, b := range secs {
 		switch name {
@@ -75,13 +75,18 @@ func mappedDWARF(f *elf.File, m *mappedFile) (*dwarf.Data, []byte, error) {
 			continue
 		case "types":
 			if err := d.AddTypes(".debug_types", b); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		default:
 			if err := d.AddSection(".debug_"+name, b); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
 	}
-	return d, secs["aranges"], nil
+	raw := &rawDWARF{
+		info: secs["info"], abbrev: secs["abbrev"], str: secs["str"], lineStr: secs["line_str"],
+		ranges: secs["ranges"], rnglists: secs["rnglists"],
+		abbrevs: make(map[uint64]map[uint64]*abbrev),
+	}
+	return d, raw, secs["aranges"], nil
 }

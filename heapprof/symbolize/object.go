@@ -98,9 +98,10 @@ func openObject(path string, debugDirs []string) (*object, error) {
 	}
 	if dwFile.Section(".debug_info") != nil {
 		var d *dwarf.Data
+		var raw *rawDWARF
 		var aranges []byte
 		if m, err := mapFile(dwPath); err == nil {
-			d, aranges, err = mappedDWARF(dwFile, m)
+			d, raw, aranges, err = mappedDWARF(dwFile, m)
 			if err != nil {
 				return nil, fmt.Errorf("read DWARF of %s: %w", dwPath, err)
 			}
@@ -116,6 +117,9 @@ func openObject(path string, debugDirs []string) (*object, error) {
 			}
 		}
 		o.dw, err = newDwarfIndex(d, aranges)
+		if o.dw != nil {
+			o.dw.raw = raw
+		}
 		if err != nil {
 			return nil, fmt.Errorf("index DWARF of %s: %w", path, err)
 		}

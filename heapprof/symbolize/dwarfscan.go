@@ -1,0 +1,515 @@
+package symbolize
+
+import (
+	"debug/dwarf"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// rawDWARF holds the plain (memory-mapped) debug sections, for scanUnit:
+// a DIE walker that decodes only the attributes addr2line uses and skips
+// the rest by form, without debug/dwarf's per-entry allocations.
+type rawDWARF struct {
+	info, abbrev, str, lineStr, ranges, rnglists []byte
+
+	mu      sync.Mutex // guards abbrevs: units are scanned in parallel
+	abbrevs map[uint64]map[uint64]*abbrev
+}
+
+type abbrev struct {
+	tag      dwarf.Tag
+	children bool
+	attrs    []abbrevAttr
+}
+
+type abbrevAttr struct {
+	attr     dwarf.Attr
+	form     uint64
+	implicit int64
+}
+
+// errUnsupported makes loadUnit fall back to debug/dwarf.
+var errUnsupported = errors.New("unsupported DWARF form")
+
+type reader struct {
+	b    []byte
+	off  int
+	err  error
+	strs map[uint64]string // interned .debug_str / .debug_line_str strings by offset
+}
+
+// strAt returns the string at off in sec, once per offset and scan: the
+// same names recur for every inlined instance.
+func (r *reader) strAt(sec []byte, off uint64, key uint64) string {
+	if s, ok := r.strs[key]; ok {
+		return s
+	}
+	s := cstringAt(sec, off)
+	r.strs[key] = s
+	return s
+}
+
+func (r *reader) u8() byte {
+	if r.off >= len(r.b) {
+		r.err = errors.New("truncated DWARF")
+		return 0
+	}
+	v := r.b[r.off]
+	r.off++
+	return v
+}
+
+func (r *reader) fixed(n int) uint64 {
+	if r.off+n > len(r.b) || r.off+n < r.off {
+		r.err = errors.New("truncated DWARF")
+		r.off = len(r.b)
+		return 0
+	}
+	var v uint64
+	for i := n - 1; i >= 0; i-- {
+		v = v<<8 | uint64(r.b[r.off+i])
+	}
+	r.off += n
+	return v
+}
+
+func (r *reader) uleb() uint64 {
+	var v uint64
+	var shift uint
+	for {
+		c := r.u8()
+		if r.err != nil {
+			return 0
+		}
+		if shift < 64 {
+			v |= uint64(c&0x7f) << shift
+		}
+		shift += 7
+		if c&0x80 == 0 {
+			return v
+		}
+	}
+}
+
+func (r *reader) sleb() int64 {
+	var v int64
+	var shift uint
+	var c byte
+	for {
+		c = r.u8()
+		if r.err != nil {
+			return 0
+		}
+		if shift < 64 {
+			v |= int64(c&0x7f) << shift
+		}
+		shift += 7
+		if c&0x80 == 0 {
+			break
+		}
+	}
+	if shift < 64 && c&0x40 != 0 {
+		v |= -1 << shift
+	}
+	return v
+}
+
+func (r *reader) skip(n int) {
+	if n < 0 || r.off+n > len(r.b) {
+		r.err = errors.New("truncated DWARF")
+		r.off = len(r.b)
+		return
+	}
+	r.off += n
+}
+
+func (r *reader) cstring() string {
+	for i := r.off; i < len(r.b); i++ {
+		if r.b[i] == 0 {
+			s := string(r.b[r.off:i])
+			r.off = i + 1
+			return s
+		}
+	}
+	r.err = errors.New("unterminated DWARF string")
+	r.off = len(r.b)
+	return ""
+}
+
+func cstringAt(b []byte, off uint64) string {
+	if off >= uint64(len(b)) {
+		return ""
+	}
+	for i := off; i < uint64(len(b)); i++ {
+		if b[i] == 0 {
+			return string(b[off:i])
+		}
+	}
+	return ""
+}
+
+func (x *rawDWARF) abbrevTable(off uint64) (map[uint64]*abbrev, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if t, ok := x.abbrevs[off]; ok {
+		return t, nil
+	}
+	if off >= uint64(len(x.abbrev)) {
+		return nil, fmt.Errorf("abbrev offset %#x out of range", off)
+	}
+	r := &reader{b: x.abbrev, off: int(off)}
+	t := make(map[uint64]*abbrev)
+	for {
+		code := r.uleb()
+		if code == 0 || r.err != nil {
+			break
+		}
+		a := &abbrev{tag: dwarf.Tag(r.uleb()), children: r.u8() != 0}
+		for {
+			at, form := r.uleb(), r.uleb()
+			if at == 0 && form == 0 || r.err != nil {
+				break
+			}
+			aa := abbrevAttr{attr: dwarf.Attr(at), form: form}
+			if form == 0x21 { // DW_FORM_implicit_const
+				aa.implicit = r.sleb()
+			}
+			a.attrs = append(a.attrs, aa)
+		}
+		t[code] = a
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	x.abbrevs[off] = t
+	return t, nil
+}
+
+// unitHeader is a parsed compilation unit header.
+type unitHeader struct {
+	start, end int // offsets in .debug_info of the header and the unit's end
+	dieOff     int // first DIE
+	version    int
+	addrSize   int
+	offSize    int
+	abbrevOff  uint64
+}
+
+// headerFor finds the header of the unit whose first DIE is at dieOff.
+func (x *rawDWARF) headerFor(dieOff int) (unitHeader, error) {
+	for _, size := range []int{12, 11, 24, 23} {
+		h, err := x.parseHeader(dieOff - size)
+		if err == nil && h.dieOff == dieOff {
+			return h, nil
+		}
+	}
+	return unitHeader{}, fmt.Errorf("no unit header before %#x", dieOff)
+}
+
+func (x *rawDWARF) parseHeader(start int) (unitHeader, error) {
+	if start < 0 {
+		return unitHeader{}, errUnsupported
+	}
+	r := &reader{b: x.info, off: start}
+	h := unitHeader{start: start, offSize: 4}
+	length := r.fixed(4)
+	if length == 0xffffffff {
+		length = r.fixed(8)
+		h.offSize = 8
+	}
+	h.end = r.off + int(length)
+	h.version = int(r.fixed(2))
+	switch {
+	case h.version >= 2 && h.version <= 4:
+		h.abbrevOff = r.fixed(h.offSize)
+		h.addrSize = int(r.u8())
+	case h.version == 5:
+		if ut := r.u8(); ut != 1 && ut != 3 { // DW_UT_compile, DW_UT_partial
+			return h, errUnsupported
+		}
+		h.addrSize = int(r.u8())
+		h.abbrevOff = r.fixed(h.offSize)
+	default:
+		return h, errUnsupported
+	}
+	if r.err != nil || h.end > len(x.info) || h.end < r.off {
+		return h, errors.New("bad unit header")
+	}
+	h.dieOff = r.off
+	return h, nil
+}
+
+// scannedDIE is what scanUnit reports for a function DIE.
+type scannedDIE struct {
+	off      dwarf.Offset
+	tag      dwarf.Tag
+	level    int
+	attrs    []nameAttr
+	low      uint64
+	high     uint64
+	haveLow  bool
+	haveHigh bool
+	highRel  bool
+	ranges   int64 // offset of DW_AT_ranges, -1 if none
+	callFile int64
+	callLine int64
+	caller   int64 // offset of the nearest enclosing function DIE, -1 if none
+}
+
+// scanUnit walks the DIEs of one unit and calls fn for every subprogram,
+// entry point and inlined subroutine. Type subtrees are skipped by their
+// DW_AT_sibling. It returns errUnsupported for forms it does not decode
+// (split DWARF indexes), so the caller can use debug/dwarf instead.
+func (x *rawDWARF) scanUnit(h unitHeader, fn func(*scannedDIE)) error {
+	tab, err := x.abbrevTable(h.abbrevOff)
+	if err != nil {
+		return err
+	}
+	r := &reader{b: x.info[:h.end], off: h.dieOff, strs: make(map[uint64]string)}
+	level := -1 // the unit DIE is at level 0
+	var d scannedDIE
+	var funcAt []int64 // per level: offset of the function DIE there, or -1
+	for r.off < h.end && r.err == nil {
+		dieOff := r.off
+		code := r.uleb()
+		if code == 0 {
+			level--
+			if level < 0 {
+				break
+			}
+			continue
+		}
+		a := tab[code]
+		if a == nil {
+			return fmt.Errorf("unknown abbrev %d at %#x", code, dieOff)
+		}
+		level++
+		isFunc := a.tag == dwarf.TagSubprogram || a.tag == dwarf.TagEntryPoint || a.tag == dwarf.TagInlinedSubroutine
+		for len(funcAt) <= level {
+			funcAt = append(funcAt, -1)
+		}
+		funcAt[level] = -1
+		if isFunc {
+			d = scannedDIE{off: dwarf.Offset(dieOff), tag: a.tag, level: level, ranges: -1, callFile: -1, caller: -1}
+			for k := level - 1; k >= 0; k-- {
+				if funcAt[k] >= 0 {
+					d.caller = funcAt[k]
+					break
+				}
+			}
+			funcAt[level] = int64(dieOff)
+		}
+		var sibling int64 = -1
+		for _, at := range a.attrs {
+			form := at.form
+			if form == 0x16 { // DW_FORM_indirect
+				form = r.uleb()
+			}
+			want := at.attr == dwarf.AttrSibling
+			if isFunc {
+				switch at.attr {
+				case dwarf.AttrName, dwarf.AttrLinkageName, attrMIPSLinkageName, dwarf.AttrAbstractOrigin,
+					dwarf.AttrSpecification, dwarf.AttrLowpc, dwarf.AttrHighpc, dwarf.AttrRanges,
+					dwarf.AttrCallFile, dwarf.AttrCallLine:
+					want = true
+				}
+			}
+			if !want {
+				if err := x.skipForm(r, h, form); err != nil {
+					return err
+				}
+				continue
+			}
+			v, s, isStr, err := x.readForm(r, h, form, at.implicit)
+			if err != nil {
+				return err
+			}
+			switch at.attr {
+			case dwarf.AttrSibling:
+				sibling = int64(v)
+			case dwarf.AttrName, dwarf.AttrLinkageName, attrMIPSLinkageName:
+				if isStr {
+					d.attrs = append(d.attrs, nameAttr{attr: at.attr, str: s})
+				}
+			case dwarf.AttrAbstractOrigin, dwarf.AttrSpecification:
+				ref := v
+				if form != 0x10 { // not DW_FORM_ref_addr: unit-relative
+					ref += uint64(h.start)
+				}
+				d.attrs = append(d.attrs, nameAttr{attr: at.attr, ref: dwarf.Offset(ref)})
+			case dwarf.AttrLowpc:
+				d.low, d.haveLow = v, true
+			case dwarf.AttrHighpc:
+				d.high, d.haveHigh = v, true
+				d.highRel = form != 0x01 // DW_FORM_addr
+			case dwarf.AttrRanges:
+				if form == 0x23 { // DW_FORM_rnglistx
+					return errUnsupported
+				}
+				d.ranges = int64(v)
+			case dwarf.AttrCallFile:
+				d.callFile = int64(v)
+			case dwarf.AttrCallLine:
+				d.callLine = int64(v)
+			}
+		}
+		if isFunc {
+			fn(&d)
+		}
+		if a.children {
+			if level > 0 && skipSubtree(a.tag) && sibling > 0 {
+				r.off = h.start + int(sibling)
+				level--
+			}
+		} else {
+			level--
+		}
+	}
+	return r.err
+}
+
+func (x *rawDWARF) skipForm(r *reader, h unitHeader, form uint64) error {
+	switch form {
+	case 0x01: // addr
+		r.skip(h.addrSize)
+	case 0x0b, 0x11, 0x0c, 0x25, 0x29: // data1, ref1, flag, strx1, addrx1
+		r.skip(1)
+	case 0x05, 0x12, 0x26, 0x2a: // data2, ref2, strx2, addrx2
+		r.skip(2)
+	case 0x27, 0x2b: // strx3, addrx3
+		r.skip(3)
+	case 0x06, 0x13, 0x28, 0x2c, 0x1c: // data4, ref4, strx4, addrx4, ref_sup4
+		r.skip(4)
+	case 0x07, 0x14, 0x20, 0x24: // data8, ref8, ref_sig8, ref_sup8
+		r.skip(8)
+	case 0x1e: // data16
+		r.skip(16)
+	case 0x0d: // sdata
+		r.sleb()
+	case 0x0f, 0x15, 0x1a, 0x1b, 0x22, 0x23, 0x1f01, 0x1f02:
+		// udata, ref_udata, strx, addrx, loclistx, rnglistx, GNU_addr_index, GNU_str_index
+		r.uleb()
+	case 0x08: // string
+		for r.off < len(r.b) && r.b[r.off] != 0 {
+			r.off++
+		}
+		r.skip(1)
+	case 0x10: // ref_addr
+		if h.version == 2 {
+			r.skip(h.addrSize)
+		} else {
+			r.skip(h.offSize)
+		}
+	case 0x0e, 0x1f, 0x17, 0x1d, 0x1f20, 0x1f21: // strp, line_strp, sec_offset, strp_sup, GNU_ref_alt, GNU_strp_alt
+		r.skip(h.offSize)
+	case 0x18, 0x09: // exprloc, block
+		r.skip(int(r.uleb()))
+	case 0x0a: // block1
+		r.skip(int(r.u8()))
+	case 0x03: // block2
+		r.skip(int(r.fixed(2)))
+	case 0x04: // block4
+		r.skip(int(r.fixed(4)))
+	case 0x19, 0x21: // flag_present, implicit_const
+	default:
+		return fmt.Errorf("DWARF form %#x: %w", form, errUnsupported)
+	}
+	return r.err
+}
+
+// readForm decodes the forms of the attributes scanUnit keeps: integers,
+// addresses, offsets and strings (returned with isStr).
+func (x *rawDWARF) readForm(r *reader, h unitHeader, form uint64, implicit int64) (v uint64, s string, isStr bool, err error) {
+	switch form {
+	case 0x01:
+		v = r.fixed(h.addrSize)
+	case 0x0b, 0x11, 0x0c:
+		v = uint64(r.u8())
+	case 0x05, 0x12:
+		v = r.fixed(2)
+	case 0x06, 0x13:
+		v = r.fixed(4)
+	case 0x07, 0x14:
+		v = r.fixed(8)
+	case 0x0d:
+		v = uint64(r.sleb())
+	case 0x0f, 0x15:
+		v = r.uleb()
+	case 0x17:
+		v = r.fixed(h.offSize)
+	case 0x10:
+		if h.version == 2 {
+			v = r.fixed(h.addrSize)
+		} else {
+			v = r.fixed(h.offSize)
+		}
+	case 0x21:
+		v = uint64(implicit)
+	case 0x19:
+		v = 1
+	case 0x08:
+		s, isStr = r.cstring(), true
+	case 0x0e:
+		o := r.fixed(h.offSize)
+		s, isStr = r.strAt(x.str, o, o), true
+	case 0x1f:
+		o := r.fixed(h.offSize)
+		s, isStr = r.strAt(x.lineStr, o, o|1<<63), true
+	default:
+		if err := x.skipForm(r, h, form); err != nil {
+			return 0, "", false, err
+		}
+		return 0, "", false, errUnsupported
+	}
+	return v, s, isStr, r.err
+}
+
+// rangeList reads a DW_AT_ranges list at off: .debug_rnglists for DWARF 5,
+// .debug_ranges before; base is the unit's low_pc.
+func (x *rawDWARF) rangeList(h unitHeader, off uint64, base uint64) ([][2]uint64, error) {
+	var out [][2]uint64
+	if h.version < 5 {
+		r := &reader{b: x.ranges, off: int(off)}
+		if off > uint64(len(x.ranges)) {
+			return nil, errors.New("ranges offset out of range")
+		}
+		for r.err == nil {
+			lo, hi := r.fixed(h.addrSize), r.fixed(h.addrSize)
+			if lo == 0 && hi == 0 {
+				break
+			}
+			if h.addrSize == 8 && lo == ^uint64(0) || h.addrSize == 4 && lo == 0xffffffff {
+				base = hi
+				continue
+			}
+			out = append(out, [2]uint64{base + lo, base + hi})
+		}
+		return out, r.err
+	}
+	if off > uint64(len(x.rnglists)) {
+		return nil, errors.New("rnglists offset out of range")
+	}
+	r := &reader{b: x.rnglists, off: int(off)}
+	for r.err == nil {
+		switch kind := r.u8(); kind {
+		case 0: // end_of_list
+			return out, r.err
+		case 4: // offset_pair
+			lo, hi := r.uleb(), r.uleb()
+			out = append(out, [2]uint64{base + lo, base + hi})
+		case 5: // base_address
+			base = r.fixed(h.addrSize)
+		case 6: // start_end
+			lo, hi := r.fixed(h.addrSize), r.fixed(h.addrSize)
+			out = append(out, [2]uint64{lo, hi})
+		case 7: // start_length
+			lo := r.fixed(h.addrSize)
+			n := r.uleb()
+			out = append(out, [2]uint64{lo, lo + n})
+		default: // the x forms need .debug_addr
+			return nil, errUnsupported
+		}
+	}
+	return out, r.err
+}
