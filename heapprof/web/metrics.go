@@ -12,11 +12,13 @@ import (
 	"time"
 )
 
-// DefaultDumpBuckets are the upper bounds, in seconds, of the dump latency
+// DefaultDumpBuckets returns the upper bounds, in seconds, of the dump latency
 // histogram: a Go node answers in milliseconds, a jemalloc dump with
 // symbolization of a large binary takes seconds, StarRocks' own path took
 // 30 s (DESIGN §6) and the FE gives up after 60 s.
-var DefaultDumpBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}
+func DefaultDumpBuckets() []float64 {
+	return []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}
+}
 
 // maxLabelValues bounds how many distinct label values one metric keeps,
 // the overflow value included.
@@ -43,10 +45,10 @@ type Metrics struct {
 }
 
 // NewMetrics returns empty metrics whose dump latency histogram uses
-// buckets (upper bounds in seconds, ascending); nil means DefaultDumpBuckets.
+// buckets (upper bounds in seconds); nil means DefaultDumpBuckets().
 func NewMetrics(buckets []float64) *Metrics {
 	if buckets == nil {
-		buckets = DefaultDumpBuckets
+		buckets = DefaultDumpBuckets()
 	}
 	b := slices.Clone(buckets)
 	slices.Sort(b)

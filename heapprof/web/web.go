@@ -68,6 +68,9 @@ type Options struct {
 	LocalSources bool
 	// MaxListed bounds the rows of the list page, newest first (default 1000).
 	MaxListed int
+	// MaxConcurrentPages bounds the pprof pages rendered at once (default
+	// 4); each graph page runs Graphviz's dot. Others wait their turn.
+	MaxConcurrentPages int
 }
 
 // Handler serves the HTTP view. Create it with New.
@@ -76,6 +79,7 @@ type Handler struct {
 	log     *zap.Logger
 	metrics *Metrics
 	views   *viewCache
+	pages   chan struct{} // a token per page being rendered
 	mux     *http.ServeMux
 }
 
@@ -96,6 +100,9 @@ func New(opts Options) (*Handler, error) {
 	if opts.MaxListed <= 0 {
 		opts.MaxListed = 1000
 	}
+	if opts.MaxConcurrentPages <= 0 {
+		opts.MaxConcurrentPages = 4
+	}
 	h := &Handler{opts: opts, log: opts.Logger, metrics: opts.Metrics}
 	if h.log == nil {
 		h.log = zap.NewNop()
@@ -104,6 +111,7 @@ func New(opts Options) (*Handler, error) {
 		h.metrics = NewMetrics(nil)
 	}
 	h.views = newViewCache(opts.MaxViews)
+	h.pages = make(chan struct{}, opts.MaxConcurrentPages)
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", h.serveList)
@@ -167,6 +175,11 @@ func (h *Handler) serveView(w http.ResponseWriter, r *http.Request, key viewKey,
 		http.Error(w, "saving pprof configurations is disabled in heapproxy", http.StatusForbidden)
 		return
 	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
 	v, err := h.views.get(r.Context(), key, func() (*view, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), h.opts.LoadTimeout)
 		defer cancel()
@@ -191,6 +204,12 @@ func (h *Handler) serveView(w http.ResponseWriter, r *http.Request, key viewKey,
 	ph := v.handlers[page]
 	if ph == nil {
 		http.NotFound(w, r)
+		return
+	}
+	select {
+	case h.pages <- struct{}{}:
+		defer func() { <-h.pages }()
+	case <-r.Context().Done():
 		return
 	}
 	if err := h.resetDriver(); err != nil {
