@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/google/pprof/profile"
 	"go.uber.org/zap"
 
 	"github.com/heapproxy/heapproxy/backends"
@@ -23,8 +24,9 @@ import (
 
 // SnapshotStore keeps the dumps heapproxy takes.
 type SnapshotStore interface {
-	Save(ctx context.Context, s *snapshot.Snapshot) error
+	Save(ctx context.Context, s *snapshot.Snapshot, funcs []snapshot.Function, stacks []snapshot.Stack) error
 	Get(ctx context.Context, id string) (*snapshot.Snapshot, error)
+	List(ctx context.Context, f snapshot.Filter) ([]snapshot.Snapshot, error)
 }
 
 // Deps are the parts the server dispatches HeapProf statements to.
@@ -209,34 +211,72 @@ func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call par
 		}
 		return strconv.FormatBool(on), nil
 	case parser.MethodSnapshot:
-		snap, err := srv.takeSnapshot(ctx, node)
+		c, err := srv.capture(ctx, node)
 		if err != nil {
 			return "", err
 		}
-		return snap.ID, nil
+		return c.snap.ID, nil
 	case parser.MethodToDotFormat:
-		var snap *snapshot.Snapshot
+		var c *captured
 		var err error
 		if arg := call.Args[0]; arg.Kind == parser.ArgSnapshotCall {
-			snap, err = srv.takeSnapshot(ctx, node)
+			c, err = srv.capture(ctx, node)
 		} else {
-			snap, err = srv.deps.Snapshots.Get(ctx, arg.Str)
+			c, err = srv.stored(ctx, arg.Str)
 		}
 		if err != nil {
 			return "", err
 		}
-		return srv.renderDOT(ctx, node, snap)
+		return srv.renderDOT(node, c, nil)
 	case parser.MethodDumpDotSnapshot:
-		snap, err := srv.takeSnapshot(ctx, node)
+		c, err := srv.capture(ctx, node)
 		if err != nil {
 			return "", err
 		}
-		return srv.renderDOT(ctx, node, snap)
+		return srv.renderDOT(node, c, nil)
+	case parser.MethodDiffDotSnapshot:
+		base, err := srv.stored(ctx, call.Args[0].Str)
+		if err != nil {
+			return "", err
+		}
+		if base.prof == nil {
+			return "", fmt.Errorf("snapshot %s holds a graph rendered on the node, not a profile: it cannot be a diff base", base.snap.ID)
+		}
+		c, err := srv.capture(ctx, node)
+		if err != nil {
+			return "", err
+		}
+		return srv.renderDOT(node, c, base.prof)
+	case parser.MethodListSnapshots:
+		return srv.listSnapshots(ctx, node)
+	case parser.MethodScheduleSnapshots:
+		every, err := time.ParseDuration(call.Args[0].Str)
+		if err != nil || every < time.Second || every > 24*time.Hour {
+			return "", fmt.Errorf("schedule_snapshots: interval %q must be a duration from 1s to 24h, e.g. \"30s\" or \"5m\"", call.Args[0].Str)
+		}
+		srv.schedule.start(node, every, func(ctx context.Context) error {
+			_, err := srv.capture(ctx, node)
+			return err
+		})
+		return fmt.Sprintf("snapshots of node %d every %s", node.ID, every), nil
+	case parser.MethodUnscheduleSnapshots:
+		if !srv.schedule.stop(node.ID) {
+			return "", fmt.Errorf("node %d has no scheduled snapshots", node.ID)
+		}
+		return fmt.Sprintf("snapshots of node %d stopped", node.ID), nil
 	}
 	return "", fmt.Errorf("HeapProf method %s is not implemented", call.Method)
 }
 
-func (srv *Server) takeSnapshot(ctx context.Context, node backends.Node) (*snapshot.Snapshot, error) {
+// captured is a snapshot with its symbolized profile (nil for a graph
+// rendered on the node).
+type captured struct {
+	snap *snapshot.Snapshot
+	prof *profile.Profile
+}
+
+// capture dumps a node, symbolizes the profile and stores both.
+func (srv *Server) capture(ctx context.Context, node backends.Node) (*captured, error) {
 	d, err := srv.deps.Registry.Dump(ctx, node)
 	if err != nil {
 		return nil, err
@@ -250,47 +290,102 @@ func (srv *Server) takeSnapshot(ctx context.Context, node backends.Node) (*snaps
 		Format:   d.Format.String(),
 		Raw:      d.Data,
 	}
-	if err := srv.deps.Snapshots.Save(ctx, snap); err != nil {
-		return nil, fmt.Errorf("save snapshot of node %d: %w", node.ID, err)
+	c := &captured{snap: snap}
+	var funcs []snapshot.Function
+	var stacks []snapshot.Stack
+	if d.Format != backends.FormatDOT {
+		if c.prof, err = srv.symbolized(ctx, node, d.Data); err != nil {
+			return nil, err
+		}
+		if funcs, stacks, err = snap.Attach(c.prof); err != nil {
+			return nil, err
+		}
 	}
-	return snap, nil
+	if err := srv.deps.Snapshots.Save(ctx, snap, funcs, stacks); err != nil {
+		var re *snapshot.RetentionError
+		if !errors.As(err, &re) {
+			return nil, fmt.Errorf("save snapshot of node %d: %w", node.ID, err)
+		}
+		srv.log.Warn("snapshot retention", zap.Error(err))
+	}
+	return c, nil
 }
 
-// renderDOT turns a snapshot into jeprof's DOT graph: parse, symbolize
-// (the node's binary when configured, else its /pprof/symbol endpoint, else
-// the mapped files on this machine), render.
-func (srv *Server) renderDOT(ctx context.Context, node backends.Node, snap *snapshot.Snapshot) (string, error) {
-	if snap.Format == backends.FormatDOT.String() {
-		return string(snap.Raw), nil
-	}
-	p, err := heapprof.Parse(snap.Raw)
+// stored loads a snapshot by name with its symbolized profile.
+func (srv *Server) stored(ctx context.Context, id string) (*captured, error) {
+	snap, err := srv.deps.Snapshots.Get(ctx, id)
 	if err != nil {
-		return "", fmt.Errorf("parse dump of node %d: %w", node.ID, err)
+		return nil, err
 	}
-	if !p.HasFunctions() {
-		var sym heapprof.Symbolizer = &symbolize.Local{Binary: node.Binary, SearchPath: srv.deps.SymbolPath, Cache: srv.deps.Symbols}
-		if node.Binary == "" {
-			if remote, err := srv.deps.Registry.RemoteSymbolizer(node); err == nil {
-				sym = remote
-			}
+	c := &captured{snap: snap}
+	if len(snap.Profile) > 0 {
+		if c.prof, err = heapprof.Parse(snap.Profile); err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", id, err)
 		}
-		if err := sym.Symbolize(ctx, p); err != nil {
-			return "", fmt.Errorf("symbolize dump of node %d: %w", node.ID, err)
+	}
+	return c, nil
+}
+
+// symbolized parses a dump and names its addresses: with the node's binary
+// when configured, else through its /pprof/symbol endpoint, else from the
+// mapped files on this machine. Go profiles arrive symbolized.
+func (srv *Server) symbolized(ctx context.Context, node backends.Node, raw []byte) (*profile.Profile, error) {
+	p, err := heapprof.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("parse dump of node %d: %w", node.ID, err)
+	}
+	if p.HasFunctions() {
+		return p, nil
+	}
+	var sym heapprof.Symbolizer = &symbolize.Local{Binary: node.Binary, SearchPath: srv.deps.SymbolPath, Cache: srv.deps.Symbols}
+	if node.Binary == "" {
+		if remote, err := srv.deps.Registry.RemoteSymbolizer(node); err == nil {
+			sym = remote
 		}
+	}
+	if err := sym.Symbolize(ctx, p); err != nil {
+		return nil, fmt.Errorf("symbolize dump of node %d: %w", node.ID, err)
+	}
+	return p, nil
+}
+
+// renderDOT renders jeprof's DOT graph of a capture, minus base if given.
+func (srv *Server) renderDOT(node backends.Node, c *captured, base *profile.Profile) (string, error) {
+	if c.prof == nil {
+		return string(c.snap.Raw), nil // rendered on the node
 	}
 	opt := heapprof.DefaultOptions()
+	opt.Base = base
 	opt.Program = node.Binary
 	if opt.Program == "" {
 		opt.Program = fmt.Sprintf("%s-node-%d", node.Kind, node.ID)
 	}
 	var buf bytes.Buffer
-	if err := heapprof.WriteDOT(&buf, p, opt); err != nil {
+	if err := heapprof.WriteDOT(&buf, c.prof, opt); err != nil {
 		if errors.Is(err, heapprof.ErrNoNodes) {
+			if base != nil {
+				return "", fmt.Errorf("node %d: no nodes to print: nothing changed above jeprof's thresholds since the base snapshot", node.ID)
+			}
 			return "", fmt.Errorf("node %d: no nodes to print: the profile has no allocations above jeprof's thresholds (is profiling enabled? run enable_prof() first)", node.ID)
 		}
 		return "", fmt.Errorf("render dump of node %d: %w", node.ID, err)
 	}
 	return buf.String(), nil
+}
+
+// listSnapshots prints a node's snapshots, newest first, one per line:
+// name, time taken (UTC), in-use MB, format.
+func (srv *Server) listSnapshots(ctx context.Context, node backends.Node) (string, error) {
+	id := node.ID
+	snaps, err := srv.deps.Snapshots.List(ctx, snapshot.Filter{NodeID: &id})
+	if err != nil {
+		return "", fmt.Errorf("list snapshots of node %d: %w", id, err)
+	}
+	var b strings.Builder
+	for _, s := range snaps {
+		fmt.Fprintf(&b, "%s\t%s\t%.1f MB\t%s\n", s.ID, s.TakenAt.UTC().Format("2006-01-02 15:04:05"), float64(s.TotalBytes)/(1<<20), s.Format)
+	}
+	return b.String(), nil
 }
 
 // adminError turns a dispatch failure into the error packet StarRocks' FE

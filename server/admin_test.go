@@ -160,7 +160,7 @@ func checkDOT(t *testing.T, lines []string, functions ...string) {
 func TestHeapProfJemallocNode(t *testing.T) {
 	host, port := startJenode(t)
 	node := backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.jenode}
-	srv := startProxyDeps(t, Config{}, testDeps(node))
+	srv := startProxyDeps(t, Config{}, testDeps(t, node))
 	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
 	steps := []struct{ method, want string }{
 		{"has_enable()", "false"},
@@ -218,7 +218,7 @@ func TestHeapProfJemallocNode(t *testing.T) {
 // enable/disable say plainly that there is nothing to switch.
 func TestHeapProfGoNode(t *testing.T) {
 	host, port := runNode(t, nil, nodes.gonode, "-addr", "127.0.0.1:0")
-	srv := startProxyDeps(t, Config{}, testDeps(backends.Node{ID: 20001, Kind: backends.Go, Host: host, HTTPPort: port}))
+	srv := startProxyDeps(t, Config{}, testDeps(t, backends.Node{ID: 20001, Kind: backends.Go, Host: host, HTTPPort: port}))
 	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
 	if got := mustLines(t, db, adminSQL("20001", "has_enable()")); len(got) != 1 || got[0] != "true" {
 		t.Fatalf("has_enable on a Go node: %q", got)
@@ -236,7 +236,7 @@ func TestHeapProfSelf(t *testing.T) {
 	// Sample every 4 KiB so the sessions opened below are sure to show.
 	reg := backends.NewRegistry(backends.Options{SelfMemProfileRate: 4096})
 	reg.Add(backends.SelfNode(1))
-	srv := startProxyDeps(t, Config{}, Deps{Registry: reg, SelfID: 1})
+	srv := startProxyDeps(t, Config{}, Deps{Registry: reg, SelfID: 1, Snapshots: testStore(t)})
 	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
 	for _, s := range []struct{ target, method, want string }{
 		{"1", "has_enable()", "false"},
@@ -265,7 +265,7 @@ func TestHeapProfSelf(t *testing.T) {
 func TestHeapProfFanOut(t *testing.T) {
 	host, port := startJenode(t)
 	dead, _ := freePort()
-	srv := startProxyDeps(t, Config{}, testDeps(
+	srv := startProxyDeps(t, Config{}, testDeps(t,
 		backends.Node{ID: 10002, Kind: backends.GreptimeDB, Host: host, HTTPPort: port},
 		backends.Node{ID: 10001, Kind: backends.TiKV, Host: host, HTTPPort: port},
 		backends.Node{ID: 10003, Kind: backends.GreptimeDB, Host: "127.0.0.1", HTTPPort: dead},
@@ -333,7 +333,7 @@ func TestHeapProfErrors(t *testing.T) {
 		backends.Node{ID: 30002, Kind: backends.TiKV, Host: "127.0.0.1", HTTPPort: port(gl)},
 		backends.Node{ID: 30003, Kind: backends.TiKV, Host: "127.0.0.1", HTTPPort: dead},
 	)
-	srv := startProxyDeps(t, Config{Users: []User{{Name: "root"}, {Name: "viewer", Password: "pw"}}}, Deps{Registry: reg, SelfID: 1})
+	srv := startProxyDeps(t, Config{Users: []User{{Name: "root"}, {Name: "viewer", Password: "pw"}}}, Deps{Registry: reg, SelfID: 1, Snapshots: testStore(t)})
 	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
 	db.SetMaxOpenConns(1) // one session throughout: it must stay usable
 	dump := "dump_dot_snapshot()"
@@ -378,7 +378,7 @@ func TestHeapProfErrors(t *testing.T) {
 // the upstream (MariaDB) does not know the statement.
 func TestShowBackends(t *testing.T) {
 	for _, upstream := range []string{"", env.addr} {
-		srv := startProxyDeps(t, Config{Upstream: upstream}, testDeps(
+		srv := startProxyDeps(t, Config{Upstream: upstream}, testDeps(t,
 			backends.Node{ID: 10001, Kind: backends.StarRocks, Host: "10.0.0.7", HTTPPort: 8040}))
 		h, p := hostPort(srv)
 		user, pw := "root", ""
@@ -402,11 +402,11 @@ func TestShowBackends(t *testing.T) {
 // account, then profiles them by id.
 func TestDiscoveryFromFE(t *testing.T) {
 	host, port := startJenode(t)
-	fe := startProxyDeps(t, Config{}, testDeps(backends.Node{ID: 10005, Kind: backends.GreptimeDB, Host: host, HTTPPort: port}))
+	fe := startProxyDeps(t, Config{}, testDeps(t, backends.Node{ID: 10005, Kind: backends.GreptimeDB, Host: host, HTTPPort: port}))
 	disc := &FEDiscoverer{Addr: fe.Addr().String(), User: "root", Kind: backends.GreptimeDB, Timeout: 5 * time.Second}
 	reg := backends.NewRegistry(backends.Options{Discoverer: disc, Timeout: 10 * time.Second})
 	reg.Add(backends.SelfNode(1))
-	proxy := startProxyDeps(t, Config{Upstream: fe.Addr().String()}, Deps{Registry: reg, SelfID: 1, IsCompute: disc.IsCompute})
+	proxy := startProxyDeps(t, Config{Upstream: fe.Addr().String()}, Deps{Registry: reg, SelfID: 1, IsCompute: disc.IsCompute, Snapshots: testStore(t)})
 	db := openSchema(t, proxy.Addr().String(), "root", "", "", "")
 	if _, err := disc.Discover(context.Background()); err != nil {
 		t.Fatal(err)
@@ -463,4 +463,54 @@ func TestEmbeddedDefault(t *testing.T) {
 func startProxyDeps(t *testing.T, cfg Config, deps Deps) *Server {
 	t.Helper()
 	return startProxyWith(t, cfg, deps, zap.WarnLevel)
+}
+
+// Periodic capture on the real jemalloc node: a 1 s schedule produces
+// growing snapshots, list_snapshots shows them, and the diff against the
+// first one points at the function that leaks.
+func TestScheduledSnapshotsAndDiff(t *testing.T) {
+	host, port := startJenode(t)
+	node := backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.jenode}
+	srv := startProxyDeps(t, Config{}, testDeps(t, node))
+	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
+	mustLines(t, db, adminSQL("10001", "enable_prof()"))
+	base := mustLines(t, db, adminSQL("10001", "snapshot()"))[0]
+	if got := mustLines(t, db, adminSQL("10001", `schedule_snapshots(\"1s\")`)); got[0] != "snapshots of node 10001 every 1s" {
+		t.Fatalf("schedule_snapshots: %q", got)
+	}
+	alloc := func() {
+		resp, err := http.Get(fmt.Sprintf("http://%s:%d/alloc", host, port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	var list []string
+	for len(list) < 4 && time.Now().Before(deadline) {
+		alloc()
+		time.Sleep(300 * time.Millisecond)
+		list = mustLines(t, db, adminSQL("10001", "list_snapshots()"))
+	}
+	if len(list) < 4 {
+		t.Fatalf("after the schedule ran: %q", list)
+	}
+	if got := mustLines(t, db, adminSQL("10001", "unschedule_snapshots()")); got[0] != "snapshots of node 10001 stopped" {
+		t.Fatalf("unschedule: %q", got)
+	}
+	_, err := queryLines(t, db, adminSQL("10001", "unschedule_snapshots()"))
+	wantMySQLError(t, err, 1064, "HY000", "node 10001 has no scheduled snapshots")
+	// Newest first; each line: name, time, MB, format. The heap grew.
+	mb := func(line string) float64 {
+		var v float64
+		fmt.Sscanf(strings.Split(line, "\t")[2], "%f MB", &v)
+		return v
+	}
+	if !strings.HasPrefix(list[len(list)-1], base+"\t") || mb(list[0]) <= mb(list[len(list)-1]) {
+		t.Fatalf("snapshots should grow from the base %s:\n%s", base, strings.Join(list, "\n"))
+	}
+	diff := mustLines(t, db, adminSQL("10001", fmt.Sprintf(`diff_dot_snapshot(\"%s\")`, base)))
+	checkDOT(t, diff, "jenode_leak_step")
+	_, err = queryLines(t, db, adminSQL("10001", `schedule_snapshots(\"10ms\")`))
+	wantMySQLError(t, err, 1064, "HY000", "from 1s to 24h")
 }

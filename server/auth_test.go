@@ -186,7 +186,7 @@ func TestTLS(t *testing.T) {
 // SIGTERM semantics: a running statement finishes, idle sessions close, new
 // connections are refused.
 func TestGracefulShutdown(t *testing.T) {
-	srv, err := New(Config{Listen: "127.0.0.1:0", Upstream: env.addr, Timeouts: DefaultConfig().Timeouts}, zap.NewNop(), testDeps())
+	srv, err := New(Config{Listen: "127.0.0.1:0", Upstream: env.addr, Timeouts: DefaultConfig().Timeouts}, zap.NewNop(), testDeps(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/heapproxy/heapproxy/backends"
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 )
 
 // testEnv is the real MariaDB the server tests run against, started once
@@ -189,7 +190,7 @@ func writeSelfSignedCert(dir, host string) (string, string, error) {
 // cfg.Upstream is set) whose registry holds only its own node, id 1.
 func startProxy(t testing.TB, cfg Config) *Server {
 	t.Helper()
-	return startProxyWith(t, cfg, testDeps(), zap.WarnLevel)
+	return startProxyWith(t, cfg, testDeps(t), zap.WarnLevel)
 }
 
 // startProxyWith runs an in-process heapproxy until the test ends.
@@ -232,12 +233,22 @@ func startProxyWith(t testing.TB, cfg Config, deps Deps, level zapcore.Level) *S
 	return srv
 }
 
-// testDeps is a registry holding only heapproxy's own node, id 1.
-func testDeps(nodes ...backends.Node) Deps {
+// testDeps is a registry holding heapproxy's own node, id 1, and nodes,
+// with a snapshot store in a temporary directory.
+func testDeps(t testing.TB, nodes ...backends.Node) Deps {
 	reg := backends.NewRegistry(backends.Options{Timeout: 10 * time.Second})
 	reg.Add(backends.SelfNode(1))
 	reg.Add(nodes...)
-	return Deps{Registry: reg, SelfID: 1}
+	return Deps{Registry: reg, SelfID: 1, Snapshots: testStore(t)}
+}
+
+func testStore(t testing.TB) *snapshot.Dir {
+	st, err := snapshot.OpenDir(t.TempDir(), snapshot.Retention{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
 func upstreamProxy(t testing.TB) *Server {

@@ -16,7 +16,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 	"github.com/heapproxy/heapproxy/heapprof/symbolize"
 	"github.com/heapproxy/heapproxy/parser"
 )
@@ -29,6 +28,7 @@ type Server struct {
 	upstreamTLS *tls.Config
 	deps        Deps
 	classifier  *parser.Classifier
+	schedule    *scheduler
 
 	ln     net.Listener
 	nextID atomic.Uint32
@@ -57,13 +57,14 @@ func New(cfg Config, log *zap.Logger, deps Deps) (*Server, error) {
 		return nil, errors.New("server: no node registry")
 	}
 	if deps.Snapshots == nil {
-		deps.Snapshots = snapshot.NewMemory(16)
+		return nil, errors.New("server: no snapshot store")
 	}
 	if deps.Symbols == nil {
 		deps.Symbols = symbolize.NewCache()
 	}
 	return &Server{
 		cfg: cfg, log: log, clientTLS: ct, upstreamTLS: ut, deps: deps, classifier: parser.NewClassifier(),
+		schedule: newScheduler(log, cfg.Timeouts.Admin),
 		sessions: map[*session]struct{}{},
 	}, nil
 }
@@ -154,6 +155,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.ln.Close()
 	}
 	s.log.Info("shutting down", zap.Int("sessions", len(live)))
+	s.schedule.close()
 	for _, sess := range live {
 		sess.interruptIfIdle()
 	}

@@ -31,6 +31,16 @@ type fileConfig struct {
 	SymbolPath []string `yaml:"symbol_path"`
 	// Discovery reads the nodes of a StarRocks/Doris FE upstream.
 	Discovery discoveryConfig `yaml:"discovery"`
+	// Snapshots says where dumps are kept and for how long.
+	Snapshots snapshotsConfig `yaml:"snapshots"`
+}
+
+type snapshotsConfig struct {
+	// Dir is the local store (the embedded default's).
+	Dir string `yaml:"dir"`
+	// PerNode and MaxAge bound what is kept (0: no bound).
+	PerNode int           `yaml:"per_node"`
+	MaxAge  time.Duration `yaml:"max_age"`
 }
 
 type nodeConfig struct {
@@ -58,6 +68,7 @@ func defaultFileConfig() fileConfig {
 		SelfProfileActive: true,
 		NodeTimeout:       backends.DefaultTimeout,
 		Discovery:         discoveryConfig{Kind: string(backends.StarRocks), Interval: time.Minute},
+		Snapshots:         snapshotsConfig{Dir: "heapproxy-data", PerNode: 100},
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/heapproxy/heapproxy/backends"
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 	"github.com/heapproxy/heapproxy/server"
 )
 
@@ -31,6 +32,7 @@ func run(args []string) error {
 	configFile := fs.String("config", "", "YAML configuration file (flags override it)")
 	listen := fs.String("listen", "", "MySQL-protocol listen address (default 127.0.0.1:9030)")
 	upstream := fs.String("upstream", "", "upstream database HOST:PORT; empty runs the embedded default")
+	dataDir := fs.String("data-dir", "", "directory of the snapshot store (default heapproxy-data)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -47,6 +49,8 @@ func run(args []string) error {
 			cfg.Listen = *listen
 		case "upstream":
 			cfg.Upstream = *upstream
+		case "data-dir":
+			cfg.Snapshots.Dir = *dataDir
 		}
 	})
 	log, err := newLogger(*logLevel)
@@ -62,10 +66,19 @@ func run(args []string) error {
 		// on heapproxy's own node sets the sampling rate.
 		runtime.MemProfileRate = 0
 	}
+	if err := cfg.Config.Validate(); err != nil {
+		return err
+	}
 	deps, err := wire(ctx, &cfg, log)
 	if err != nil {
 		return err
 	}
+	store, err := snapshot.OpenDir(cfg.Snapshots.Dir, snapshot.Retention{PerNode: cfg.Snapshots.PerNode, MaxAge: cfg.Snapshots.MaxAge})
+	if err != nil {
+		return fmt.Errorf("snapshot store: %w", err)
+	}
+	defer store.Close()
+	deps.Snapshots = store
 	srv, err := server.New(cfg.Config, log, deps)
 	if err != nil {
 		return err

@@ -53,7 +53,7 @@ func startBinary(t *testing.T, args ...string) (string, *exec.Cmd) {
 // ADMIN EXECUTE on its built-in node with a DOT graph Graphviz accepts, and
 // SIGTERM stops it cleanly.
 func TestEmbeddedDefaultDumpDOT(t *testing.T) {
-	addr, cmd := startBinary(t, "--listen", "127.0.0.1:0")
+	addr, cmd := startBinary(t, "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())
 	host, port, _ := strings.Cut(addr, ":")
 	mariadb := func(sql string) (string, error) {
 		out, err := exec.Command("mariadb", "--no-defaults", "-h", host, "-P", port, "-uroot", "-N", "-e", sql).CombinedOutput()
