@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 	}
 	cacheDir = dir
 	code := m.Run()
+	stopMariaDB()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
