@@ -218,21 +218,62 @@ func (x *dwarfIndex) unitsFor(addr uint64) []dwarf.Offset {
 	return offs
 }
 
-// prefetch decodes, in parallel, the units holding addrs that are not
-// decoded yet. Callers hold the object's lock; decoding itself only reads
-// x.d, which is safe for concurrent readers.
-func (x *dwarfIndex) prefetch(addrs []uint64) {
-	var need []dwarf.Offset
-	seen := make(map[dwarf.Offset]bool)
-	for _, a := range addrs {
-		for _, off := range x.unitsFor(a) {
-			if _, ok := x.units[off]; !ok && !seen[off] {
-				seen[off] = true
-				need = append(need, off)
-			}
+// inBatches calls answer for every pc (ascending; addresses are pc+delta)
+// unit by unit: it decodes a few units at a time, in parallel, answers
+// their addresses and drops them, so memory holds a handful of units while
+// the memo keeps every answer. Units whose addresses are all memoized are
+// not decoded. Callers hold the object's lock.
+func (x *dwarfIndex) inBatches(pcs []uint64, delta uint64, known func(uint64) bool, answer func(uint64)) {
+	type group struct {
+		off  dwarf.Offset
+		pcs  []uint64
+		load bool
+	}
+	var groups []*group
+	byUnit := make(map[dwarf.Offset]*group)
+	for _, pc := range pcs {
+		a := pc + delta
+		offs := x.unitsFor(a)
+		if len(offs) == 0 {
+			answer(pc) // no unit: symbols only
+			continue
+		}
+		g := byUnit[offs[0]]
+		if g == nil {
+			g = &group{off: offs[0]}
+			byUnit[offs[0]] = g
+			groups = append(groups, g)
+		}
+		g.pcs = append(g.pcs, pc)
+		if !known(a) {
+			g.load = true
 		}
 	}
-	if len(need) < 2 {
+	batch := 2 * runtime.GOMAXPROCS(0)
+	for i := 0; i < len(groups); i += batch {
+		part := groups[i:min(i+batch, len(groups))]
+		var need []dwarf.Offset
+		for _, g := range part {
+			if _, ok := x.units[g.off]; g.load && !ok {
+				need = append(need, g.off)
+			}
+		}
+		x.loadAll(need)
+		for _, g := range part {
+			for _, pc := range g.pcs {
+				answer(pc)
+			}
+		}
+		for _, off := range need {
+			delete(x.units, off)
+		}
+	}
+}
+
+// loadAll decodes the units in parallel; decoding only reads x.d and
+// x.raw, which are safe for concurrent readers.
+func (x *dwarfIndex) loadAll(need []dwarf.Offset) {
+	if len(need) == 0 {
 		return
 	}
 	type result struct {
@@ -308,47 +349,48 @@ func (x *dwarfIndex) loadUnitRaw(off dwarf.Offset) (*unitInfo, error) {
 		return nil, fmt.Errorf("line table of unit at %#x: %w", off, err)
 	}
 	base, _ := cu.Val(dwarf.AttrLowpc).(uint64)
-	byOff := make(map[int64]int32)
 	var pending [][]nameAttr
+	// All ranges of the unit share one array; funcs point into it once it
+	// stops growing.
+	var store [][2]uint64
+	type span struct{ start, n int32 }
+	var spans []span
 	var rangeErr error
 	err = x.raw.scanUnit(h, func(d *scannedDIE) {
 		f := funcInfo{caller: -1, callLine: int(d.callLine)}
-		if d.tag == dwarf.TagInlinedSubroutine && d.caller >= 0 {
-			if idx, ok := byOff[d.caller]; ok {
-				f.caller = idx
-			}
+		if d.tag == dwarf.TagInlinedSubroutine {
+			f.caller = d.caller
 		}
 		if d.callFile >= 0 {
 			f.callFile = u.fileName(d.callFile)
 		}
-		if d.haveLow && d.haveHigh {
+		sp := span{start: int32(len(store))}
+		if d.ranges >= 0 {
+			rs, rerr := x.raw.rangeList(h, uint64(d.ranges), base)
+			if rerr != nil && rangeErr == nil {
+				rangeErr = rerr
+			}
+			for _, rg := range rs {
+				if rg[1] > rg[0] {
+					store = append(store, rg)
+				}
+			}
+		} else if d.haveLow && d.haveHigh {
 			high := d.high
 			if d.highRel {
 				high += d.low
 			}
 			if high > d.low {
-				f.ranges = [][2]uint64{{d.low, high}}
+				store = append(store, [2]uint64{d.low, high})
 			}
 		}
-		if d.ranges >= 0 {
-			rs, rerr := x.raw.rangeList(h, uint64(d.ranges), base)
-			if rerr != nil {
-				if rangeErr == nil {
-					rangeErr = rerr
-				}
-				return
-			}
-			f.ranges = f.ranges[:0]
-			for _, rg := range rs {
-				if rg[1] > rg[0] {
-					f.ranges = append(f.ranges, rg)
-				}
-			}
-		}
-		idx := int32(len(u.funcs))
-		byOff[int64(d.off)] = idx
+		sp.n = int32(len(store)) - sp.start
+		spans = append(spans, sp)
 		u.funcs = append(u.funcs, f)
-		attrs := append([]nameAttr(nil), d.attrs...)
+		var attrs []nameAttr
+		if len(d.attrs) > 0 {
+			attrs = append(make([]nameAttr, 0, len(d.attrs)), d.attrs...)
+		}
 		if d.tag != dwarf.TagInlinedSubroutine {
 			u.nameOf[d.off] = attrs
 		}
@@ -359,6 +401,11 @@ func (x *dwarfIndex) loadUnitRaw(off dwarf.Offset) (*unitInfo, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	for i, sp := range spans {
+		if sp.n > 0 {
+			u.funcs[i].ranges = store[sp.start : sp.start+sp.n : sp.start+sp.n]
+		}
 	}
 	cLike := cLikeLanguage(cu)
 	for i, attrs := range pending {

@@ -254,7 +254,7 @@ type scannedDIE struct {
 	ranges   int64 // offset of DW_AT_ranges, -1 if none
 	callFile int64
 	callLine int64
-	caller   int64 // offset of the nearest enclosing function DIE, -1 if none
+	caller   int32 // callback index of the nearest enclosing function DIE, -1 if none
 }
 
 // scanUnit walks the DIEs of one unit and calls fn for every subprogram,
@@ -269,7 +269,8 @@ func (x *rawDWARF) scanUnit(h unitHeader, fn func(*scannedDIE)) error {
 	r := &reader{b: x.info[:h.end], off: h.dieOff, strs: make(map[uint64]string)}
 	level := -1 // the unit DIE is at level 0
 	var d scannedDIE
-	var funcAt []int64 // per level: offset of the function DIE there, or -1
+	var funcAt []int32 // per level: callback index of the function DIE there, or -1
+	var nfunc int32
 	for r.off < h.end && r.err == nil {
 		dieOff := r.off
 		code := r.uleb()
@@ -298,7 +299,8 @@ func (x *rawDWARF) scanUnit(h unitHeader, fn func(*scannedDIE)) error {
 					break
 				}
 			}
-			funcAt[level] = int64(dieOff)
+			funcAt[level] = nfunc
+			nfunc++
 		}
 		var sibling int64 = -1
 		for _, at := range a.attrs {

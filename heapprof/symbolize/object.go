@@ -233,20 +233,26 @@ func isFile(p string) bool {
 // print the DWARF name. fn identifies the function for that bookkeeping.
 type answer struct {
 	frames    []Frame
-	fn        *funcInfo
+	fn        fnKey // zero when no DWARF function was found
 	firstName string
+}
+
+// fnKey names a DWARF function without holding its unit in memory.
+type fnKey struct {
+	unit dwarf.Offset
+	idx  int32
 }
 
 // lookupRun answers like one `addr2line -f -C -i -e image` process that
 // has already been asked the addresses recorded in seen (callers feed
 // addresses in ascending order, as jeprof does). Callers hold o.mu.
-func (o *object) lookupRun(addr uint64, seen map[*funcInfo]bool) []Frame {
+func (o *object) lookupRun(addr uint64, seen map[fnKey]bool) []Frame {
 	a, ok := o.memo[addr]
 	if !ok {
 		a = o.addr2line(addr)
 		o.memo[addr] = a
 	}
-	if a.fn == nil || a.firstName == "" || seen[a.fn] {
+	if a.firstName == "" || seen[a.fn] {
 		return a.frames
 	}
 	seen[a.fn] = true
@@ -283,7 +289,7 @@ func (o *object) addr2line(addr uint64) answer {
 				return answer{frames: []Frame{{Function: name, File: file, Line: line}}}
 			}
 			f := &u.funcs[fi]
-			a := answer{fn: f}
+			a := answer{fn: fnKey{unit: off, idx: fi}}
 			if !f.isLinkage {
 				if s := o.symbol(addr); s != nil {
 					a.firstName = o.displayName(s.name)

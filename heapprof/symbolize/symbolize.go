@@ -168,16 +168,15 @@ func (l *Local) Symbolize(ctx context.Context, p *profile.Profile) error {
 			continue
 		}
 		obj.mu.Lock()
-		if obj.dw != nil {
-			addrs := make([]uint64, len(mine))
-			for i, pc := range mine {
-				addrs[i] = pc - lib.start + lib.offset
+		seen := make(map[fnKey]bool)
+		delta := lib.offset - lib.start // addr = pc + delta, modulo 2^64
+		answer := func(pc uint64) { frames[pc] = obj.jeprofFrames(pc, pc+delta, seen) }
+		if obj.dw == nil {
+			for _, pc := range mine {
+				answer(pc)
 			}
-			obj.dw.prefetch(addrs)
-		}
-		seen := make(map[*funcInfo]bool)
-		for _, pc := range mine {
-			frames[pc] = obj.jeprofFrames(pc, pc-lib.start+lib.offset, seen)
+		} else {
+			obj.dw.inBatches(mine, delta, func(addr uint64) bool { _, ok := obj.memo[addr]; return ok }, answer)
 		}
 		obj.mu.Unlock()
 	}
@@ -330,7 +329,7 @@ type jframe struct {
 // jeprofFrames is MapToSymbols for one PC: addr2line's records (only the
 // first unless jeprof could use -i, which needs _fini in nm's list), each
 // name replaced by nm's where jeprof does so. Callers hold o.mu.
-func (o *object) jeprofFrames(pc, addr uint64, seen map[*funcInfo]bool) []jframe {
+func (o *object) jeprofFrames(pc, addr uint64, seen map[fnKey]bool) []jframe {
 	a2l := o.lookupRun(addr, seen)
 	nmKnown := len(o.nm.syms) > 0
 	if !nmKnown || !o.nm.hasFini {

@@ -328,7 +328,7 @@ func TestAddr2Line(t *testing.T) {
 				t.Fatal(err)
 			}
 			bad := 0
-			seen := map[*funcInfo]bool{}
+			seen := map[fnKey]bool{}
 			for _, pc := range pcs {
 				got := o.lookupRun(pc, seen)
 				if !sameFrames(got, want[pc]) {
