@@ -21,7 +21,13 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	var err error
+	if len(os.Args) > 1 && renderers[os.Args[1]] != nil {
+		err = render(os.Args[1], os.Args[2:], os.Stdout)
+	} else {
+		err = run(os.Args[1:])
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "heapproxy:", err)
 		os.Exit(1)
 	}
