@@ -62,16 +62,23 @@ func crashChild() int {
 	if err != nil {
 		return fail(err)
 	}
-	d, err := OpenDir(os.Getenv(crashDirEnv), Retention{})
+	ctx := context.Background()
+	var st Store
+	var d *Dir
+	if mode == "mysql-loop" {
+		st, err = OpenMySQL(ctx, os.Getenv(crashDirEnv), Retention{})
+	} else {
+		d, err = OpenDir(os.Getenv(crashDirEnv), Retention{})
+		st = d
+	}
 	if err != nil {
 		return fail(err)
 	}
-	ctx := context.Background()
 	save := func(size int) (string, error) {
 		at := time.Now().UTC().Truncate(time.Microsecond)
 		s, funcs, stacks := crashSnap(r, NewID(crashNode, at), at, size)
 		fmt.Printf("saving %s\n", s.ID)
-		return s.ID, d.Save(ctx, s, funcs, stacks)
+		return s.ID, st.Save(ctx, s, funcs, stacks)
 	}
 	switch mode {
 	case "wrote-raw", "before-rename", "after-rename":
@@ -92,7 +99,7 @@ func crashChild() int {
 			return fail(err)
 		}
 		return fail(errors.New("hook not reached"))
-	case "loop":
+	case "loop", "mysql-loop":
 		for {
 			id, err := save(loopRaw)
 			if err != nil {
@@ -357,4 +364,54 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestMySQLKilledAnywhere kills a child saving into MySQL at random
+// moments: the server rolls the open transaction back, every snapshot
+// listed is complete and no row is left without its snapshot.
+func TestMySQLKilledAnywhere(t *testing.T) {
+	dsn := mariaDSN(t, "new")
+	var all []string
+	for round := 0; round < 3; round++ {
+		ch := startChild(t, "mysql-loop", dsn)
+		var saved []string
+		for len(saved) < 2 {
+			if id, ok := strings.CutPrefix(ch.next(t), "saved "); ok {
+				saved = append(saved, id)
+			}
+		}
+		time.Sleep(time.Duration(rand.IntN(30)) * time.Millisecond)
+		ch.kill()
+		for l := range ch.lines {
+			if id, ok := strings.CutPrefix(l, "saved "); ok {
+				saved = append(saved, id)
+			}
+		}
+		all = append(all, saved...)
+		m, err := OpenMySQL(context.Background(), dsn, Retention{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := m.List(context.Background(), Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, meta := range list {
+			want, funcs, stacks := crashSnap(leakRows(t), meta.ID, meta.TakenAt, loopRaw)
+			checkSnapshot(t, m, want, funcs, stacks)
+			ids = append(ids, meta.ID)
+		}
+		for _, id := range all {
+			if !contains(ids, id) {
+				t.Errorf("round %d: saved snapshot %s missing", round, id)
+			}
+		}
+		if len(ids) > len(all)+1 {
+			t.Errorf("round %d: %d snapshots, %d saves returned", round, len(ids), len(all))
+		}
+		checkRowCounts(t, m.DB(), len(ids))
+		m.Close()
+		all = ids
+	}
 }

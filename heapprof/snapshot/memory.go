@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// memoryStore keeps snapshots in memory: for tests and for running without a
-// data directory. It implements Store.
-type memoryStore struct {
+// Memory keeps snapshots in memory: for tests and for running without a
+// data directory. It implements Store and is safe for concurrent use.
+type Memory struct {
 	retention Retention
 	now       func() time.Time
 
@@ -24,15 +24,16 @@ type memEntry struct {
 	stacks []Stack
 }
 
-var _ Store = (*memoryStore)(nil)
+var _ Store = (*Memory)(nil)
 
-// newMemoryStore returns an empty in-memory store applying r after each Save.
-func newMemoryStore(r Retention) *memoryStore {
-	return &memoryStore{retention: r, now: time.Now, snaps: map[string]*memEntry{}}
+// NewMemory returns an empty in-memory store applying r after each Save
+// (Retention{PerNode: 16} keeps what the placeholder NewMemory(16) kept).
+func NewMemory(r Retention) *Memory {
+	return &Memory{retention: r, now: time.Now, snaps: map[string]*memEntry{}}
 }
 
 // Save implements Store.
-func (m *memoryStore) Save(_ context.Context, s *Snapshot, funcs []Function, stacks []Stack) error {
+func (m *Memory) Save(_ context.Context, s *Snapshot, funcs []Function, stacks []Stack) error {
 	if err := checkSave(s); err != nil {
 		return err
 	}
@@ -59,7 +60,7 @@ func (m *memoryStore) Save(_ context.Context, s *Snapshot, funcs []Function, sta
 }
 
 // Get implements Store.
-func (m *memoryStore) Get(_ context.Context, id string) (*Snapshot, error) {
+func (m *Memory) Get(_ context.Context, id string) (*Snapshot, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.snaps[id]
@@ -72,7 +73,7 @@ func (m *memoryStore) Get(_ context.Context, id string) (*Snapshot, error) {
 }
 
 // List implements Store.
-func (m *memoryStore) List(_ context.Context, f Filter) ([]Snapshot, error) {
+func (m *Memory) List(_ context.Context, f Filter) ([]Snapshot, error) {
 	m.mu.Lock()
 	out := []Snapshot{}
 	for _, e := range m.snaps {
@@ -89,7 +90,7 @@ func (m *memoryStore) List(_ context.Context, f Filter) ([]Snapshot, error) {
 }
 
 // Functions implements Store.
-func (m *memoryStore) Functions(_ context.Context, id string) ([]Function, error) {
+func (m *Memory) Functions(_ context.Context, id string) ([]Function, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.snaps[id]
@@ -100,7 +101,7 @@ func (m *memoryStore) Functions(_ context.Context, id string) ([]Function, error
 }
 
 // Stacks implements Store.
-func (m *memoryStore) Stacks(_ context.Context, id string) ([]Stack, error) {
+func (m *Memory) Stacks(_ context.Context, id string) ([]Stack, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.snaps[id]
@@ -111,4 +112,4 @@ func (m *memoryStore) Stacks(_ context.Context, id string) ([]Stack, error) {
 }
 
 // Close implements Store; there is nothing to release.
-func (m *memoryStore) Close() error { return nil }
+func (m *Memory) Close() error { return nil }

@@ -90,7 +90,7 @@ type storeKind struct {
 }
 
 func memoryKind() storeKind {
-	return storeKind{name: "memory", open: func(t *testing.T, r Retention) Store { return newMemoryStore(r) }}
+	return storeKind{name: "memory", open: func(t *testing.T, r Retention) Store { return NewMemory(r) }}
 }
 
 func dirKind() storeKind {
