@@ -1,11 +1,13 @@
 package symbolize
 
 import (
+	"cmp"
 	"debug/dwarf"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sort"
 )
 
@@ -225,9 +227,10 @@ func (x *dwarfIndex) unitsFor(addr uint64) []dwarf.Offset {
 // not decoded. Callers hold the object's lock.
 func (x *dwarfIndex) inBatches(pcs []uint64, delta uint64, known func(uint64) bool, answer func(uint64)) {
 	type group struct {
-		off  dwarf.Offset
-		pcs  []uint64
-		load bool
+		off   dwarf.Offset
+		pcs   []uint64
+		addrs []uint64 // pcs+delta not yet answered
+		load  bool
 	}
 	var groups []*group
 	byUnit := make(map[dwarf.Offset]*group)
@@ -247,18 +250,22 @@ func (x *dwarfIndex) inBatches(pcs []uint64, delta uint64, known func(uint64) bo
 		g.pcs = append(g.pcs, pc)
 		if !known(a) {
 			g.load = true
+			g.addrs = append(g.addrs, a)
 		}
 	}
 	batch := 2 * runtime.GOMAXPROCS(0)
 	for i := 0; i < len(groups); i += batch {
 		part := groups[i:min(i+batch, len(groups))]
 		var need []dwarf.Offset
+		want := make(map[dwarf.Offset][]uint64)
 		for _, g := range part {
 			if _, ok := x.units[g.off]; g.load && !ok {
 				need = append(need, g.off)
+				slices.Sort(g.addrs)
+				want[g.off] = g.addrs
 			}
 		}
-		x.loadAll(need)
+		x.loadAll(need, want)
 		for _, g := range part {
 			for _, pc := range g.pcs {
 				answer(pc)
@@ -272,7 +279,7 @@ func (x *dwarfIndex) inBatches(pcs []uint64, delta uint64, known func(uint64) bo
 
 // loadAll decodes the units in parallel; decoding only reads x.d and
 // x.raw, which are safe for concurrent readers.
-func (x *dwarfIndex) loadAll(need []dwarf.Offset) {
+func (x *dwarfIndex) loadAll(need []dwarf.Offset, want map[dwarf.Offset][]uint64) {
 	if len(need) == 0 {
 		return
 	}
@@ -286,7 +293,7 @@ func (x *dwarfIndex) loadAll(need []dwarf.Offset) {
 	for range workers {
 		go func() {
 			for off := range work {
-				u, err := x.loadUnit(off)
+				u, err := x.loadUnitFor(off, want[off])
 				if err != nil {
 					u = nil // unit() will retry and report
 				}
@@ -323,8 +330,15 @@ func (x *dwarfIndex) unit(off dwarf.Offset) (*unitInfo, error) {
 // loadUnit decodes one unit: its line table and every function DIE, with
 // the fast scanner when the sections are mapped plainly.
 func (x *dwarfIndex) loadUnit(off dwarf.Offset) (*unitInfo, error) {
+	return x.loadUnitFor(off, nil)
+}
+
+// loadUnitFor is loadUnit decoding only what answers the sorted addresses
+// want (all of the unit when want is nil). Such a partial unit must only
+// answer those addresses.
+func (x *dwarfIndex) loadUnitFor(off dwarf.Offset, want []uint64) (*unitInfo, error) {
 	if x.raw != nil {
-		u, err := x.loadUnitRaw(off)
+		u, err := x.loadUnitRaw(off, want)
 		if !errors.Is(err, errUnsupported) {
 			return u, err
 		}
@@ -333,7 +347,7 @@ func (x *dwarfIndex) loadUnit(off dwarf.Offset) (*unitInfo, error) {
 }
 
 // loadUnitRaw is loadUnitGo over rawDWARF.scanUnit.
-func (x *dwarfIndex) loadUnitRaw(off dwarf.Offset) (*unitInfo, error) {
+func (x *dwarfIndex) loadUnitRaw(off dwarf.Offset, want []uint64) (*unitInfo, error) {
 	h, err := x.raw.headerFor(int(off))
 	if err != nil {
 		return nil, errUnsupported
@@ -356,7 +370,7 @@ func (x *dwarfIndex) loadUnitRaw(off dwarf.Offset) (*unitInfo, error) {
 	type span struct{ start, n int32 }
 	var spans []span
 	var rangeErr error
-	err = x.raw.scanUnit(h, func(d *scannedDIE) {
+	err = x.raw.scanUnit(h, base, want, func(d *scannedDIE) {
 		f := funcInfo{caller: -1, callLine: int(d.callLine)}
 		if d.tag == dwarf.TagInlinedSubroutine {
 			f.caller = d.caller
@@ -631,15 +645,14 @@ func (u *unitInfo) buildLookup() {
 		}
 		u.byLow = append(u.byLow, funcLookup{low: lo, high: hi, idx: int32(i)})
 	}
-	sort.Slice(u.byLow, func(i, j int) bool {
-		a, b := u.byLow[i], u.byLow[j]
-		if a.low != b.low {
-			return a.low < b.low
+	slices.SortFunc(u.byLow, func(a, b funcLookup) int {
+		if c := cmp.Compare(a.low, b.low); c != 0 {
+			return c
 		}
-		if a.high != b.high {
-			return a.high < b.high
+		if c := cmp.Compare(a.high, b.high); c != 0 {
+			return c
 		}
-		return a.idx < b.idx
+		return cmp.Compare(a.idx, b.idx)
 	})
 	for i := 1; i < len(u.byLow); i++ {
 		u.byLow[i].high = max(u.byLow[i].high, u.byLow[i-1].high)

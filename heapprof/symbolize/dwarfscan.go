@@ -4,6 +4,7 @@ import (
 	"debug/dwarf"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -261,7 +262,12 @@ type scannedDIE struct {
 // entry point and inlined subroutine. Type subtrees are skipped by their
 // DW_AT_sibling. It returns errUnsupported for forms it does not decode
 // (split DWARF indexes), so the caller can use debug/dwarf instead.
-func (x *rawDWARF) scanUnit(h unitHeader, fn func(*scannedDIE)) error {
+//
+// With want (sorted addresses) set, the children of a subprogram whose
+// code holds none of them, or that has no code (an abstract instance or a
+// declaration), are skipped too: inlined frames lie inside their caller's
+// ranges, so they cannot answer those addresses.
+func (x *rawDWARF) scanUnit(h unitHeader, base uint64, want []uint64, fn func(*scannedDIE)) error {
 	tab, err := x.abbrevTable(h.abbrevOff)
 	if err != nil {
 		return err
@@ -360,7 +366,11 @@ func (x *rawDWARF) scanUnit(h unitHeader, fn func(*scannedDIE)) error {
 			fn(&d)
 		}
 		if a.children {
-			if level > 0 && skipSubtree(a.tag) && sibling > 0 {
+			skip := level > 0 && skipSubtree(a.tag)
+			if !skip && want != nil && a.tag == dwarf.TagSubprogram && sibling > 0 {
+				skip = !x.holdsAny(h, base, &d, want)
+			}
+			if skip && sibling > 0 {
 				r.off = h.start + int(sibling)
 				level--
 			}
@@ -514,4 +524,33 @@ func (x *rawDWARF) rangeList(h unitHeader, off uint64, base uint64) ([][2]uint64
 		}
 	}
 	return out, r.err
+}
+
+// holdsAny reports whether the function's code ranges contain one of the
+// sorted addresses.
+func (x *rawDWARF) holdsAny(h unitHeader, base uint64, d *scannedDIE, want []uint64) bool {
+	in := func(lo, hi uint64) bool {
+		i, _ := slices.BinarySearch(want, lo)
+		return i < len(want) && want[i] < hi
+	}
+	if d.ranges >= 0 {
+		rs, err := x.rangeList(h, uint64(d.ranges), base)
+		if err != nil {
+			return true // let the full decoding report it
+		}
+		for _, r := range rs {
+			if in(r[0], r[1]) {
+				return true
+			}
+		}
+		return false
+	}
+	if d.haveLow && d.haveHigh {
+		high := d.high
+		if d.highRel {
+			high += d.low
+		}
+		return in(d.low, high)
+	}
+	return false
 }
