@@ -41,7 +41,29 @@ type Deps struct {
 	Symbols    *symbolize.Cache
 	SymbolPath []string
 	Snapshots  SnapshotStore
+	// Metrics counts what happens; nil counts nothing.
+	Metrics Metrics
 }
+
+// Metrics is what the server reports (heapprof/web serves it on /metrics).
+type Metrics interface {
+	ConnOpened()
+	ConnClosed()
+	// Statement counts a statement by what heapproxy did with it.
+	Statement(kind string)
+	// Dump records one dump of a node of the kind.
+	Dump(nodeKind string, d time.Duration, err error)
+	// Error counts errors by where they happened.
+	Error(kind string)
+}
+
+type noMetrics struct{}
+
+func (noMetrics) ConnOpened()                       {}
+func (noMetrics) ConnClosed()                       {}
+func (noMetrics) Statement(string)                  {}
+func (noMetrics) Dump(string, time.Duration, error) {}
+func (noMetrics) Error(string)                      {}
 
 // heapProfOK is what StarRocks prints for enable_prof() and disable_prof():
 // System.print of the HeapProf instance the method returns.
@@ -277,7 +299,9 @@ type captured struct {
 
 // capture dumps a node, symbolizes the profile and stores both.
 func (srv *Server) capture(ctx context.Context, node backends.Node) (*captured, error) {
+	start := time.Now()
 	d, err := srv.deps.Registry.Dump(ctx, node)
+	srv.deps.Metrics.Dump(string(node.Kind), time.Since(start), err)
 	if err != nil {
 		return nil, err
 	}

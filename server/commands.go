@@ -81,6 +81,7 @@ func (s *session) dispatch(cmd command) error {
 			return err
 		}
 	}
+	s.srv.deps.Metrics.Statement("forwarded")
 	if s.up == nil {
 		if cmd.more {
 			s.discardContinuation()
@@ -180,6 +181,7 @@ func (s *session) discardContinuation() error {
 // gone, so continuing silently on a new connection would lie.
 func (s *session) upstreamLost(err error) error {
 	s.log.Warn("upstream connection lost", zap.Error(err))
+	s.srv.deps.Metrics.Error("upstream")
 	s.sendError(&mysql.MyError{Code: 2013, State: "08S01",
 		Message: fmt.Sprintf("heapproxy lost the connection to upstream %s: %v; reconnect to start a new session", s.srv.cfg.Upstream, err)})
 	return errSessionOver

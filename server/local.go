@@ -19,6 +19,7 @@ import (
 func (s *session) intercept(query []byte) (bool, error) {
 	stmt, err := s.srv.classifier.Classify(string(query))
 	if err != nil {
+		s.srv.deps.Metrics.Error("parse")
 		var pe *parser.Error
 		if errors.As(err, &pe) {
 			return true, s.sendError(mysql.NewError(mysql.ER_PARSE_ERROR, pe.Error()))
@@ -27,13 +28,16 @@ func (s *session) intercept(query []byte) (bool, error) {
 	}
 	switch stmt.Kind {
 	case parser.AdminExecute:
+		s.srv.deps.Metrics.Statement("admin_execute")
 		return true, s.adminExecute(stmt.Admin, query)
 	case parser.ShowBackends, parser.ShowComputeNodes:
+		s.srv.deps.Metrics.Statement("show_backends")
 		return true, s.showBackends(query, stmt.Kind)
 	}
 	if s.up != nil {
 		return false, nil
 	}
+	s.srv.deps.Metrics.Statement("local")
 	return true, s.answerLocal(stmt)
 }
 

@@ -59,6 +59,9 @@ func New(cfg Config, log *zap.Logger, deps Deps) (*Server, error) {
 	if deps.Snapshots == nil {
 		return nil, errors.New("server: no snapshot store")
 	}
+	if deps.Metrics == nil {
+		deps.Metrics = noMetrics{}
+	}
 	if deps.Symbols == nil {
 		deps.Symbols = symbolize.NewCache()
 	}

@@ -60,6 +60,7 @@ func (s *session) run() {
 	}
 	if err != nil {
 		s.log.Info("login failed", zap.String("user", s.user), zap.Error(err))
+		s.srv.deps.Metrics.Error("login")
 		return
 	}
 	s.client.conn.SetDeadline(time.Time{})
@@ -68,6 +69,8 @@ func (s *session) run() {
 	}
 	s.log = s.log.With(zap.String("user", s.user))
 	s.log.Info("connection opened", zap.String("db", s.db), zap.Bool("tls", s.isTLS()))
+	s.srv.deps.Metrics.ConnOpened()
+	defer s.srv.deps.Metrics.ConnClosed()
 	err = s.serve()
 	fields := []zap.Field{zap.Duration("duration", time.Since(start))}
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {

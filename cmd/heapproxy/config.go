@@ -31,6 +31,9 @@ type fileConfig struct {
 	SymbolPath []string `yaml:"symbol_path"`
 	// Discovery reads the nodes of a StarRocks/Doris FE upstream.
 	Discovery discoveryConfig `yaml:"discovery"`
+	// HTTP is the address of the snapshot view, /metrics and /healthz;
+	// empty serves none.
+	HTTP string `yaml:"http"`
 	// Snapshots says where dumps are kept and for how long.
 	Snapshots snapshotsConfig `yaml:"snapshots"`
 }

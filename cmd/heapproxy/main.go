@@ -17,6 +17,7 @@ import (
 
 	"github.com/heapproxy/heapproxy/backends"
 	"github.com/heapproxy/heapproxy/heapprof/snapshot"
+	"github.com/heapproxy/heapproxy/heapprof/web"
 	"github.com/heapproxy/heapproxy/server"
 )
 
@@ -39,6 +40,7 @@ func run(args []string) error {
 	listen := fs.String("listen", "", "MySQL-protocol listen address (default 127.0.0.1:9030)")
 	upstream := fs.String("upstream", "", "upstream database HOST:PORT; empty runs the embedded default")
 	dataDir := fs.String("data-dir", "", "directory of the snapshot store (default heapproxy-data)")
+	httpAddr := fs.String("http", "", "HTTP address of the snapshot view, /metrics and /healthz (e.g. 127.0.0.1:9040)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -57,6 +59,8 @@ func run(args []string) error {
 			cfg.Upstream = *upstream
 		case "data-dir":
 			cfg.Snapshots.Dir = *dataDir
+		case "http":
+			cfg.HTTP = *httpAddr
 		}
 	})
 	log, err := newLogger(*logLevel)
@@ -85,6 +89,19 @@ func run(args []string) error {
 	}
 	defer store.Close()
 	deps.Snapshots = store
+	metrics := web.NewMetrics(web.DefaultDumpBuckets())
+	deps.Metrics = metrics
+	if cfg.HTTP != "" {
+		h, err := web.New(web.Options{Store: webStore{store}, Metrics: metrics, Logger: log})
+		if err != nil {
+			return err
+		}
+		stopHTTP, err := serveHTTP(cfg.HTTP, h, log)
+		if err != nil {
+			return err
+		}
+		defer stopHTTP(context.Background())
+	}
 	srv, err := server.New(cfg.Config, log, deps)
 	if err != nil {
 		return err

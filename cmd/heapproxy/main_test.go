@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,9 +15,16 @@ import (
 	"time"
 )
 
-// startBinary builds heapproxy and runs it with args, returning its listen
-// address (read from its "listening" log line) and the process.
+// startBinary builds heapproxy and runs it with args, returning its MySQL
+// listen address (read from its "listening" log line) and the process.
 func startBinary(t *testing.T, args ...string) (string, *exec.Cmd) {
+	addrs, cmd := startBinaryAddrs(t, 1, args...)
+	return addrs["listening"], cmd
+}
+
+// startBinaryAddrs waits for n listening log lines ("listening", "http
+// listening") and returns their addresses by message.
+func startBinaryAddrs(t *testing.T, n int, args ...string) (map[string]string, *exec.Cmd) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "heapproxy")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
@@ -30,30 +39,34 @@ func startBinary(t *testing.T, args ...string) (string, *exec.Cmd) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := make(chan string, 1)
+	lines := make(chan [2]string, 4)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
-				addr <- line.Addr
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Addr != "" {
+				lines <- [2]string{line.Msg, line.Addr}
 			}
 		}
 	}()
-	select {
-	case a := <-addr:
-		return a, cmd
-	case <-time.After(30 * time.Second):
-		t.Fatal("heapproxy did not log its listen address")
+	addrs := map[string]string{}
+	for len(addrs) < n {
+		select {
+		case l := <-lines:
+			addrs[l[0]] = l[1]
+		case <-time.After(30 * time.Second):
+			t.Fatalf("heapproxy logged %d of %d listen addresses", len(addrs), n)
+		}
 	}
-	return "", nil
+	return addrs, cmd
 }
 
 // The README's first command: heapproxy on the embedded default answers
 // ADMIN EXECUTE on its built-in node with a DOT graph Graphviz accepts, and
 // SIGTERM stops it cleanly.
 func TestEmbeddedDefaultDumpDOT(t *testing.T) {
-	addr, cmd := startBinary(t, "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())
+	addrs, cmd := startBinaryAddrs(t, 2, "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--http", "127.0.0.1:0")
+	addr := addrs["listening"]
 	host, port, _ := strings.Cut(addr, ":")
 	mariadb := func(sql string) (string, error) {
 		out, err := exec.Command("mariadb", "--no-defaults", "-h", host, "-P", port, "-uroot", "-N", "-e", sql).CombinedOutput()
@@ -75,6 +88,28 @@ func TestEmbeddedDefaultDumpDOT(t *testing.T) {
 	svg, err := dot.Output()
 	if err != nil || !bytes.Contains(svg, []byte("<svg")) {
 		t.Fatalf("dot -Tsvg: %v", err)
+	}
+	// The dump is a snapshot the HTTP view lists; /metrics counted it.
+	get := func(path string) string {
+		resp, err := http.Get("http://" + addrs["http listening"] + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %s\n%s", path, resp.Status, b)
+		}
+		return string(b)
+	}
+	if page := get("/"); !strings.Contains(page, "heap_profile.1.") {
+		t.Fatalf("snapshot list page lacks the dump:\n%s", page)
+	}
+	if m := get("/metrics"); !strings.Contains(m, `kind="heapproxy"`) {
+		t.Fatalf("metrics lack the dump:\n%s", m)
+	}
+	if h := get("/healthz"); h != "ok" {
+		t.Fatalf("healthz: %q", h)
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
