@@ -320,28 +320,81 @@ func TestAddr2Line(t *testing.T) {
 		// profiles are checked by TestJeprofNames.
 	}
 	for _, im := range images {
-		t.Run(im.name, func(t *testing.T) {
-			pcs := samplePCs(t, im.path, im.dynamic, 4000)
-			want := addr2line(t, im.path, pcs)
-			o, err := openObject(im.path, []string{"/usr/lib/debug"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			bad := 0
-			seen := map[fnKey]bool{}
-			for _, pc := range pcs {
-				got := o.lookupRun(pc, seen)
-				if !sameFrames(got, want[pc]) {
-					bad++
-					if bad <= 10 {
-						t.Errorf("%#x:\n got %v\nwant %v", pc, got, want[pc])
+		pcs := samplePCs(t, im.path, im.dynamic, 4000)
+		want := addr2line(t, im.path, pcs)
+		// Both DIE decoders: the scanner over mapped sections and the
+		// debug/dwarf fallback (used for compressed debug sections).
+		for _, decoder := range []string{"scanner", "debug-dwarf"} {
+			t.Run(im.name+"/"+decoder, func(t *testing.T) {
+				o, err := openObject(im.path, []string{"/usr/lib/debug"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if decoder == "debug-dwarf" && o.dw != nil {
+					o.dw.raw = nil
+				}
+				bad := 0
+				seen := map[fnKey]bool{}
+				for _, pc := range pcs {
+					got := o.lookupRun(pc, seen)
+					if !sameFrames(got, want[pc]) {
+						bad++
+						if bad <= 10 {
+							t.Errorf("%#x:\n got %v\nwant %v", pc, got, want[pc])
+						}
 					}
 				}
+				if bad > 0 {
+					t.Errorf("%d of %d addresses differ", bad, len(pcs))
+				}
+			})
+		}
+	}
+}
+
+// TestCacheShared symbolizes one profile from several goroutines through one
+// Cache, then again warm, and expects the answers of a fresh cache.
+func TestCacheShared(t *testing.T) {
+	fx := getFixtures(t)[1]
+	names := func(p *profile.Profile) []string {
+		var out []string
+		for _, loc := range p.Location {
+			var fr []string
+			for _, l := range loc.Line {
+				fr = append(fr, l.Function.SystemName)
 			}
-			if bad > 0 {
-				t.Errorf("%d of %d addresses differ", bad, len(pcs))
+			out = append(out, strings.Join(fr, "|"))
+		}
+		return out
+	}
+	ref := readHeapProfile(t, fx.profile)
+	if err := (&Local{Binary: fx.binary}).Symbolize(context.Background(), ref); err != nil {
+		t.Fatal(err)
+	}
+	want := names(ref)
+	cache := NewCache()
+	for _, round := range []string{"cold", "warm"} {
+		var wg sync.WaitGroup
+		results := make([][]string, 4)
+		errs := make([]error, 4)
+		for i := range results {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := readHeapProfile(t, fx.profile)
+				errs[i] = (&Local{Binary: fx.binary, Cache: cache}).Symbolize(context.Background(), p)
+				results[i] = names(p)
+			}()
+		}
+		wg.Wait()
+		for i := range results {
+			if errs[i] != nil {
+				t.Fatalf("%s %d: %v", round, i, errs[i])
 			}
-		})
+			if strings.Join(results[i], "\n") != strings.Join(want, "\n") {
+				t.Errorf("%s %d: answers differ from a fresh cache", round, i)
+			}
+		}
 	}
 }
 
