@@ -177,10 +177,7 @@ func runDriver(profiles map[string]*profile.Profile, sources []string, localSour
 		// Profiles come from the store only; pprof must not fetch URLs.
 		HTTPTransport: refuseTransport{},
 	}
-	driverMu.Lock()
-	err := driver.PProf(opts)
-	driverMu.Unlock()
-	if err != nil {
+	if err := callDriver(opts); err != nil {
 		return nil, fmt.Errorf("pprof: %w", err)
 	}
 	if handlers == nil {
@@ -201,6 +198,20 @@ func (h *Handler) resetDriver() error {
 	empty := &profile.Profile{SampleType: []*profile.ValueType{vt}, PeriodType: vt}
 	_, err := runDriver(map[string]*profile.Profile{"reset": empty}, []string{"reset"}, h.opts.LocalSources, h.log)
 	return err
+}
+
+// callDriver runs pprof's driver under driverMu. A panic in pprof (on a
+// profile it did not expect) becomes an error: views load outside any
+// request, where nothing else would recover it.
+func callDriver(opts *driver.Options) (err error) {
+	driverMu.Lock()
+	defer driverMu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return driver.PProf(opts)
 }
 
 // fenceSourceFiles marks the profile's file names as remote (sourcePrefix),
@@ -399,7 +410,14 @@ func (c *viewCache) get(ctx context.Context, key viewKey, load func() (*view, er
 }
 
 func (c *viewCache) fill(key viewKey, e *cacheEntry, load func() (*view, error)) {
-	v, err := load()
+	v, err := func() (v *view, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("load view %s: panic: %v", key, r)
+			}
+		}()
+		return load()
+	}()
 	c.mu.Lock()
 	e.v, e.err = v, err
 	if err != nil {

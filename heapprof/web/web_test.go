@@ -539,3 +539,35 @@ func TestNewNeedsStore(t *testing.T) {
 		t.Error("New without a Store succeeded")
 	}
 }
+
+// panicStore panics reading profiles: a view's load must turn that into an
+// error for the request, not crash the process.
+type panicStore struct{ memStore }
+
+func (*panicStore) Profile(context.Context, string) ([]byte, error) { panic("store bug") }
+
+func TestBadProfiles(t *testing.T) {
+	tests := []struct {
+		name  string
+		store Store
+		code  int
+		want  string
+	}{
+		{"garbage", &memStore{profiles: map[string][]byte{"x": []byte("not a profile")}}, http.StatusInternalServerError, "parse profile"},
+		{"bad gzip", &memStore{profiles: map[string][]byte{"x": {0x1f, 0x8b, 0, 0}}}, http.StatusInternalServerError, "gunzip"},
+		{"truncated", &memStore{profiles: map[string][]byte{"x": profFirst[:len(profFirst)/2]}}, http.StatusInternalServerError, "snapshot x"},
+		{"store panics", &panicStore{}, http.StatusInternalServerError, "panic: store bug"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, _ := newTestServer(t, Options{Store: tt.store})
+			resp, body := get(t, srv.URL+"/snapshots/x/graph")
+			if resp.StatusCode != tt.code || !strings.Contains(body, tt.want) {
+				t.Errorf("%d %q, want %d with %q", resp.StatusCode, body, tt.code, tt.want)
+			}
+			if resp, _ := get(t, srv.URL+"/healthz"); resp.StatusCode != http.StatusOK {
+				t.Errorf("healthz after the failure: %d", resp.StatusCode)
+			}
+		})
+	}
+}
