@@ -19,6 +19,20 @@
 //
 // Locations are updated in place, Functions are deduplicated and appended
 // to Profile.Function.
+//
+// The answers follow binutils 2.40's addr2line (Debian 12), including its
+// quirks: the first lookup in a function whose DWARF name is not a linkage
+// name prints the ELF symbol's name instead; DWARF 5 sequences start with
+// file 0; a separate debug file (build-id, .gnu_debuglink) supplies both
+// DWARF and symbols. Known differences: file names are joined and cleaned
+// by debug/dwarf ("stdlib/abort.c" where addr2line prints
+// "./stdlib/./stdlib/abort.c"), and where several equal-size aliases share
+// an address in assembly code (parts of libc) the alias chosen can differ.
+//
+// Cost: images are read through a memory map; only the DWARF units that
+// contain looked-up addresses are decoded, skipping the subtrees of
+// functions that hold none of them, a few units at a time in parallel;
+// answers are memoized per image in the Cache, keyed by build-id.
 package symbolize
 
 import (
