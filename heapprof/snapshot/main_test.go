@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -64,8 +65,9 @@ func runErr(env []string, name string, args ...string) ([]byte, error) {
 	return out, nil
 }
 
-// leakProg compiles testdata/leak.c against libjemalloc and runs it twice
-// (two profiles, one with a sampling period of 1 KiB and one of 4 KiB).
+// leakProg compiles testdata/leak.c against libjemalloc and runs it three
+// times: sampling periods of 1 KiB and 4 KiB, and 1 KiB with the leak
+// grown by three rounds of query().
 func leakProg(t testing.TB) (bin string, heaps []string) {
 	t.Helper()
 	leakOnce.Do(func() {
@@ -78,10 +80,10 @@ func leakProg(t testing.TB) (bin string, heaps []string) {
 		if _, leakErr = runErr(nil, "gcc", "-g", "-O0", "-o", leakBin, src, "-ljemalloc"); leakErr != nil {
 			return
 		}
-		for _, lg := range []int{10, 12} {
-			heap := filepath.Join(cacheDir, fmt.Sprintf("leak.%d.heap", lg))
-			env := []string{fmt.Sprintf("MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:%d", lg)}
-			if _, leakErr = runErr(env, leakBin, heap); leakErr != nil {
+		for _, r := range []struct{ lg, rounds int }{{10, 1}, {12, 1}, {10, 3}} {
+			heap := filepath.Join(cacheDir, fmt.Sprintf("leak.%d.%d.heap", r.lg, r.rounds))
+			env := []string{fmt.Sprintf("MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:%d", r.lg)}
+			if _, leakErr = runErr(env, leakBin, heap, strconv.Itoa(r.rounds)); leakErr != nil {
 				return
 			}
 			leakHeaps = append(leakHeaps, heap)

@@ -1,6 +1,7 @@
 /* leak: allocates along a few known call stacks, some of them sharing
  * callers, keeps everything, then writes a jemalloc heap_v2 profile to
- * argv[1] with mallctl("prof.dump"). Run with
+ * argv[1] with mallctl("prof.dump"). argv[2], if given, is how many times
+ * query() runs (the leak grows with it). Run with
  * MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:N. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +36,9 @@ __attribute__((noinline)) void query(void) {
 
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
+  int rounds = argc > 2 ? atoi(argv[2]) : 1;
   open_tablet();
-  query();
+  for (int i = 0; i < rounds; i++) query();
   tablet_schema_new(500);
   const char *path = argv[1];
   if (mallctl("prof.dump", NULL, NULL, &path, sizeof path) != 0) {
