@@ -359,7 +359,7 @@ func (x *dwarfIndex) loadUnitRaw(off dwarf.Offset, want []uint64) (*unitInfo, er
 		return nil, fmt.Errorf("read unit at %#x: %v", off, err)
 	}
 	u := &unitInfo{nameOf: make(map[dwarf.Offset][]nameAttr)}
-	if err := u.readLines(x.d, cu); err != nil {
+	if err := u.readLines(x.d, cu, want); err != nil {
 		return nil, fmt.Errorf("line table of unit at %#x: %w", off, err)
 	}
 	base, _ := cu.Val(dwarf.AttrLowpc).(uint64)
@@ -443,7 +443,7 @@ func (x *dwarfIndex) loadUnitGo(off dwarf.Offset) (*unitInfo, error) {
 		return nil, fmt.Errorf("no unit at %#x", off)
 	}
 	u := &unitInfo{nameOf: make(map[dwarf.Offset][]nameAttr)}
-	if err := u.readLines(x.d, cu); err != nil {
+	if err := u.readLines(x.d, cu, nil); err != nil {
 		return nil, fmt.Errorf("line table of unit at %#x: %w", off, err)
 	}
 	if !cu.Children {
@@ -687,7 +687,10 @@ func (u *unitInfo) function(addr uint64) int32 {
 // readLines decodes the unit's line program into sequences the way BFD's
 // decode_line_info and add_line_info do: of rows at one address only the
 // last is kept; sequences are sorted and overlapping ones trimmed.
-func (u *unitInfo) readLines(d *dwarf.Data, cu *dwarf.Entry) error {
+//
+// With want (sorted addresses) set, sequences that hold none of them are
+// not kept.
+func (u *unitInfo) readLines(d *dwarf.Data, cu *dwarf.Entry, want []uint64) error {
 	lr, err := d.LineReader(cu)
 	if err != nil {
 		return err
@@ -746,6 +749,12 @@ func (u *unitInfo) readLines(d *dwarf.Data, cu *dwarf.Entry) error {
 			cur.rows = append(cur.rows, row)
 		}
 		if row.end {
+			if want != nil {
+				i, _ := slices.BinarySearch(want, cur.low)
+				if i == len(want) || want[i] >= row.addr {
+					u.seqs = u.seqs[:len(u.seqs)-1] // no wanted address in it
+				}
+			}
 			cur = nil
 			fileChanged = false
 		}
