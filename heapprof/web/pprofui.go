@@ -58,11 +58,14 @@ func (h *Handler) loadView(ctx context.Context, key viewKey) (*view, error) {
 	}
 	profiles["snapshot:"+key.id] = p
 	args := []string{"snapshot:" + key.id}
+	// pprof shows comments in every page's legend: say what is shown.
+	p.Comments = append(p.Comments, "Snapshot: "+key.id)
 	if key.base != "" {
 		b, err := h.readProfile(ctx, key.base)
 		if err != nil {
 			return nil, fmt.Errorf("base: %w", err)
 		}
+		p.Comments = append(p.Comments, "Base: "+key.base)
 		profiles["base:"+key.base] = b
 		// pprof's -diff_base: the base is subtracted and marked, so the views
 		// show growth and shrinkage against it, not the difference's share of

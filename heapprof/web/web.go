@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -180,25 +181,19 @@ func (h *Handler) serveView(w http.ResponseWriter, r *http.Request, key viewKey,
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	if page == "/download" && key.base == "" {
+		// The stored bytes, not pprof's copy, which carries the view's
+		// changes (fenced file names, drop_frames, comments).
+		h.serveStored(w, r, key.id)
+		return
+	}
 	v, err := h.views.get(r.Context(), key, func() (*view, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), h.opts.LoadTimeout)
 		defer cancel()
 		return h.loadView(ctx, key)
 	})
 	if err != nil {
-		code := http.StatusInternalServerError
-		switch {
-		case errors.Is(err, ErrNotFound):
-			code = http.StatusNotFound
-		case errors.Is(err, context.Canceled):
-			return // the client left
-		case errors.Is(err, errTooLarge):
-			code = http.StatusRequestEntityTooLarge
-		}
-		if code == http.StatusInternalServerError {
-			h.log.Warn("pprof view", zap.String("view", prefix), zap.Error(err))
-		}
-		http.Error(w, err.Error(), code)
+		h.serveError(w, prefix, err)
 		return
 	}
 	ph := v.handlers[page]
@@ -220,6 +215,41 @@ func (h *Handler) serveView(w http.ResponseWriter, r *http.Request, key viewKey,
 	r2 := r.Clone(r.Context())
 	r2.URL.Path, r2.URL.RawPath = page, ""
 	ph.ServeHTTP(w, r2)
+}
+
+// serveError answers a failed view or download: 404 for an unknown
+// snapshot, 413 for one over the size limit, 500 otherwise.
+func (h *Handler) serveError(w http.ResponseWriter, what string, err error) {
+	code := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, ErrNotFound):
+		code = http.StatusNotFound
+	case errors.Is(err, context.Canceled):
+		return // the client left
+	case errors.Is(err, errTooLarge):
+		code = http.StatusRequestEntityTooLarge
+	}
+	if code == http.StatusInternalServerError {
+		h.log.Warn("web view", zap.String("what", what), zap.Error(err))
+	}
+	http.Error(w, err.Error(), code)
+}
+
+// serveStored sends a snapshot's profile as the store keeps it.
+func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, id string) {
+	data, err := h.opts.Store.Profile(r.Context(), id)
+	if err != nil {
+		h.serveError(w, "download "+id, fmt.Errorf("read snapshot %s: %w", id, err))
+		return
+	}
+	name, typ := id+".pb", "application/vnd.google.protobuf"
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		name, typ = id+".pb.gz", "application/vnd.google.protobuf+gzip"
+	}
+	w.Header().Set("Content-Type", typ)
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	w.Write(data)
 }
 
 // row is one line of the list page.

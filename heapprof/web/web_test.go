@@ -127,7 +127,7 @@ func TestViews(t *testing.T) {
 		// pprof's own root redirects, relatively, to its flame graph.
 		{path: snap, code: http.StatusMovedPermanently, location: "flamegraph"},
 		{path: strings.TrimSuffix(snap, "/"), code: http.StatusMovedPermanently, location: snap},
-		{path: snap + "graph", code: http.StatusOK, want: []string{"<svg", "web.allocFirst", "inuse_space", `href="./flamegraph"`}},
+		{path: snap + "graph", code: http.StatusOK, want: []string{"<svg", "web.allocFirst", "inuse_space", `href="./flamegraph"`, "Snapshot: " + idFirst}},
 		{path: snap + "flamegraph", code: http.StatusOK, want: []string{"stackViewer(", pkgPath + "allocFirst"}},
 		{path: snap + "top", code: http.StatusOK, want: []string{pkgPath + "allocChunks", pkgPath + "allocFirst"}},
 		{path: snap + "source?f=allocFirst", code: http.StatusOK, want: []string{pkgPath + "allocFirst", "main_test.go"}},
@@ -136,7 +136,7 @@ func TestViews(t *testing.T) {
 		// The diff (pprof -diff_base) holds what grew: allocSecond's 12 MiB;
 		// allocFirst's 8 MiB are in both and cancel out.
 		{path: diff + "top", code: http.StatusOK, want: []string{pkgPath + "allocSecond", "12MB"}, notWant: []string{pkgPath + "allocFirst"}},
-		{path: diff + "graph", code: http.StatusOK, want: []string{"<svg", "web.allocSecond"}},
+		{path: diff + "graph", code: http.StatusOK, want: []string{"<svg", "web.allocSecond", "Snapshot: " + idSecond, "Base: " + idFirst}},
 		{path: diff + "flamegraph", code: http.StatusOK, want: []string{pkgPath + "allocSecond"}},
 		{path: "/diff?base=" + url.QueryEscape(idFirst) + "&id=" + url.QueryEscape(idSecond), code: http.StatusSeeOther, location: diff},
 		{path: "/diff?base=" + url.QueryEscape(idFirst), code: http.StatusBadRequest},
@@ -228,22 +228,32 @@ func TestNoHome(t *testing.T) {
 	}
 }
 
-func TestDownloadIsTheSnapshot(t *testing.T) {
+func TestDownload(t *testing.T) {
 	srv, _ := newTestServer(t, Options{})
+	// A snapshot's download is the stored profile, byte for byte.
 	resp, body := get(t, srv.URL+"/snapshots/"+idSecond+"/download")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	got, err := profile.ParseData([]byte(body))
-	if err != nil {
-		t.Fatal(err)
+	if body != string(profSecond) {
+		t.Errorf("download differs from the stored profile (%d vs %d bytes)", len(body), len(profSecond))
 	}
-	want, err := profile.ParseData(profSecond)
-	if err != nil {
-		t.Fatal(err)
+	if cd := resp.Header.Get("Content-Disposition"); cd != `attachment; filename=`+idSecond+`.pb.gz` {
+		t.Errorf("Content-Disposition %q", cd)
 	}
-	if g, w := total(got, 1), total(want, 1); g != w || g == 0 {
-		t.Errorf("downloaded inuse_space total %d, stored %d", g, w)
+	if resp, _ := get(t, srv.URL+"/snapshots/nosuch/download"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("download of an unknown snapshot: %d", resp.StatusCode)
+	}
+	// A diff's download is pprof's: the snapshot minus the base, which
+	// leaves allocSecond's 12 MiB.
+	resp, body = get(t, srv.URL+"/diff/"+idFirst+"/"+idSecond+"/download")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("diff download: %d", resp.StatusCode)
+	}
+	d := mustParse(t, []byte(body))
+	a, b := mustParse(t, profFirst), mustParse(t, profSecond)
+	if got, want := total(d, 1), total(b, 1)-total(a, 1); got != want || got < 12<<20 {
+		t.Errorf("diff download inuse_space total %d, want %d (>= 12 MiB)", got, want)
 	}
 }
 
