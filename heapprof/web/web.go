@@ -31,6 +31,9 @@ type Entry struct {
 	NodeAddr   string
 	TakenAt    time.Time
 	TotalBytes int64
+	// NoProfile marks a snapshot without a profile (a node that sends only
+	// a graph it rendered itself, as newer Doris BEs do): listed, no views.
+	NoProfile bool
 }
 
 // Store is what the view needs from the snapshot store.
@@ -294,6 +297,9 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request) {
 			TotalMB: strconv.FormatFloat(float64(e.TotalBytes)/(1<<20), 'f', 1, 64),
 			Taken:   e.TakenAt.UTC().Format("2006-01-02 15:04:05 MST"),
 		}
+		if e.NoProfile {
+			continue
+		}
 		if p, ok := prev[e.NodeID]; ok {
 			rows[i].Prev = "/diff/" + url.PathEscape(p) + "/" + url.PathEscape(e.ID) + "/"
 		}
@@ -333,21 +339,21 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 <h1>heapproxy snapshots{{if .Node}} of node {{.Node}}{{end}}</h1>
 {{if .Rows}}
 <form action="/diff" method="get">
-Diff <select name="id">{{range .Rows}}<option value="{{.ID}}">{{.ID}}</option>{{end}}</select>
-against base <select name="base">{{range $i, $r := .Rows}}<option value="{{$r.ID}}"{{if eq $i 1}} selected{{end}}>{{$r.ID}}</option>{{end}}</select>
+Diff <select name="id">{{range .Rows}}{{if not .NoProfile}}<option value="{{.ID}}">{{.ID}}</option>{{end}}{{end}}</select>
+against base <select name="base">{{range $i, $r := .Rows}}{{if not $r.NoProfile}}<option value="{{$r.ID}}"{{if eq $i 1}} selected{{end}}>{{$r.ID}}</option>{{end}}{{end}}</select>
 <input type="submit" value="Show diff">
 </form>
 <table id="snapshots">
 <thead><tr><th>Snapshot</th><th>Node</th><th>Kind</th><th>Address</th><th>Taken at</th><th>Total MB</th><th>Views</th></tr></thead>
 <tbody>
 {{range .Rows}}<tr>
-<td><a href="{{.Link}}">{{.ID}}</a></td>
+<td>{{if .NoProfile}}{{.ID}}{{else}}<a href="{{.Link}}">{{.ID}}</a>{{end}}</td>
 <td><a href="/?node={{.NodeID}}">{{.NodeID}}</a></td>
 <td>{{.NodeKind}}</td>
 <td>{{.NodeAddr}}</td>
 <td>{{.Taken}}</td>
 <td class="num">{{.TotalMB}}</td>
-<td><a href="{{.Link}}graph">graph</a> <a href="{{.Link}}flamegraph">flame graph</a> <a href="{{.Link}}top">top</a> <a href="{{.Link}}source">source</a> <a href="{{.Link}}peek">peek</a> <a href="{{.Link}}download">.pb.gz</a>{{if .Prev}} <a href="{{.Prev}}">diff vs previous</a>{{end}}</td>
+<td>{{if .NoProfile}}no profile (the node sent a rendered graph){{else}}<a href="{{.Link}}graph">graph</a> <a href="{{.Link}}flamegraph">flame graph</a> <a href="{{.Link}}top">top</a> <a href="{{.Link}}source">source</a> <a href="{{.Link}}peek">peek</a> <a href="{{.Link}}download">.pb.gz</a>{{if .Prev}} <a href="{{.Prev}}">diff vs previous</a>{{end}}{{end}}</td>
 </tr>
 {{end}}</tbody>
 </table>

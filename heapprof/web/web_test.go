@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
@@ -79,6 +80,23 @@ func TestListPage(t *testing.T) {
 				last = i
 			}
 		})
+	}
+}
+
+func TestListPageNoProfile(t *testing.T) {
+	store := testStore()
+	const dotOnly = "heap_profile.10001.20261122T103000.000000000Z"
+	store.entries = append(store.entries, Entry{ID: dotOnly, NodeID: 10001, NodeKind: "doris",
+		TakenAt: time.Date(2026, 11, 22, 10, 30, 0, 0, time.UTC), NoProfile: true})
+	srv, _ := newTestServer(t, Options{Store: store})
+	_, body := get(t, srv.URL+"/")
+	mustContain(t, "list", body, "<td>"+dotOnly+"</td>", "no profile",
+		// The diff link of the next snapshot skips the one without a profile.
+		`href="/diff/`+idFirst+`/`+idSecond+`/">diff vs previous`)
+	for _, bad := range []string{`/snapshots/` + dotOnly + `/`, `<option value="` + dotOnly + `"`} {
+		if strings.Contains(body, bad) {
+			t.Errorf("list links a snapshot without a profile: %q", bad)
+		}
 	}
 }
 
