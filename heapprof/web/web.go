@@ -5,6 +5,10 @@
 //
 // The package does not know the snapshot store; it asks a Store, which the
 // server adapts to whatever keeps the snapshots.
+//
+// pprof's web UI reads the user's saved pprof configurations from
+// os.UserConfigDir, so $HOME (or $XDG_CONFIG_HOME) must be set; without it
+// the views answer 500 with pprof's reason. Graph pages need Graphviz's dot.
 package web
 
 import (
@@ -62,8 +66,9 @@ type Options struct {
 	// MaxViews bounds how many snapshot or diff views stay loaded (default 8).
 	// Each holds its profile in memory twice (pprof keeps a pristine copy).
 	MaxViews int
-	// LoadTimeout bounds loading one view: store reads and pprof's setup
-	// (default 60 s).
+	// LoadTimeout bounds the store reads of loading one view (default 60 s).
+	// pprof's own setup cannot be interrupted; requests waiting for it
+	// give up with their own context.
 	LoadTimeout time.Duration
 	// LocalSources lets the source view read the files a profile names from
 	// this machine's disk. Off by default: profiles come from remote nodes,
