@@ -117,16 +117,29 @@ func (d *Dir) load() error {
 	}
 	for _, e := range entries {
 		m, err := d.readMeta(e.Name())
-		if err != nil {
+		var dmg *damagedError
+		switch {
+		case err == nil:
+			d.index[m.ID] = m
+		case errors.As(err, &dmg), errors.Is(err, fs.ErrNotExist), !e.IsDir():
 			if err := d.quarantine(e.Name()); err != nil {
 				return err
 			}
-			continue
+		default:
+			// Permissions, I/O: not the snapshot's fault; moving it
+			// aside would hide good data.
+			return fmt.Errorf("open snapshot dir: %w", err)
 		}
-		d.index[m.ID] = m
 	}
 	return nil
 }
+
+// damagedError says a snapshot directory's content is not what Save
+// writes.
+type damagedError struct{ err error }
+
+func (e *damagedError) Error() string { return e.err.Error() }
+func (e *damagedError) Unwrap() error { return e.err }
 
 // quarantine moves an unreadable snapshot directory out of the way.
 func (d *Dir) quarantine(name string) error {
@@ -153,7 +166,7 @@ func (d *Dir) snapDir(id string) string { return filepath.Join(d.root, "snapshot
 
 func (d *Dir) readMeta(id string) (Snapshot, error) {
 	if err := checkID(id); err != nil {
-		return Snapshot{}, err
+		return Snapshot{}, &damagedError{err}
 	}
 	dir := d.snapDir(id)
 	b, err := os.ReadFile(filepath.Join(dir, metaFile))
@@ -162,10 +175,10 @@ func (d *Dir) readMeta(id string) (Snapshot, error) {
 	}
 	var m dirMeta
 	if err := json.Unmarshal(b, &m); err != nil {
-		return Snapshot{}, fmt.Errorf("snapshot %s: %s: %w", id, metaFile, err)
+		return Snapshot{}, &damagedError{fmt.Errorf("snapshot %s: %s: %w", id, metaFile, err)}
 	}
 	if m.Version != metaVersion || m.ID != id {
-		return Snapshot{}, fmt.Errorf("snapshot %s: %s: version %d, id %q", id, metaFile, m.Version, m.ID)
+		return Snapshot{}, &damagedError{fmt.Errorf("snapshot %s: %s: version %d, id %q", id, metaFile, m.Version, m.ID)}
 	}
 	for _, f := range []struct {
 		name string
@@ -176,7 +189,7 @@ func (d *Dir) readMeta(id string) (Snapshot, error) {
 			return Snapshot{}, err
 		}
 		if st.Size() != f.size {
-			return Snapshot{}, fmt.Errorf("snapshot %s: %s has %d bytes, meta says %d", id, f.name, st.Size(), f.size)
+			return Snapshot{}, &damagedError{fmt.Errorf("snapshot %s: %s has %d bytes, meta says %d", id, f.name, st.Size(), f.size)}
 		}
 	}
 	for _, name := range []string{functionsFile, stacksFile} {

@@ -97,6 +97,7 @@ func TestDirOpenCleansUp(t *testing.T) {
 	garbage := filepath.Join(dir, "snapshots", "heap_profile.1.garbage")
 	must(os.MkdirAll(garbage, 0o750))
 	must(os.WriteFile(filepath.Join(garbage, metaFile), []byte("{not json"), 0o640))
+	must(os.WriteFile(filepath.Join(dir, "snapshots", "notes.txt"), []byte("a stray file"), 0o640))
 
 	d, err = OpenDir(dir, Retention{})
 	if err != nil {
@@ -106,8 +107,8 @@ func TestDirOpenCleansUp(t *testing.T) {
 	if left, _ := os.ReadDir(filepath.Join(dir, "tmp")); len(left) != 0 {
 		t.Errorf("tmp/ still has %d entries", len(left))
 	}
-	if got := d.Damaged(); len(got) != 2 {
-		t.Errorf("Damaged() = %q, want the truncated and the garbage snapshot", got)
+	if got := d.Damaged(); len(got) != 3 {
+		t.Errorf("Damaged() = %q, want the truncated snapshot, the garbage one and the stray file", got)
 	}
 	list, err := d.List(ctx, Filter{})
 	if err != nil || len(list) != 1 || list[0].ID != good.ID {

@@ -144,6 +144,8 @@ func OpenMySQL(ctx context.Context, dsn string, r Retention) (*MySQL, error) {
 	return &MySQL{db: db, retention: r, now: time.Now}, nil
 }
 
+// createDatabase creates the database unless it exists; a user without
+// the CREATE privilege can still use a database an administrator made.
 func createDatabase(ctx context.Context, cfg *mysql.Config, name string) error {
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
@@ -151,6 +153,14 @@ func createDatabase(ctx context.Context, cfg *mysql.Config, name string) error {
 	}
 	db := sql.OpenDB(conn)
 	defer db.Close()
+	var found string
+	err = db.QueryRowContext(ctx, "SELECT schema_name FROM information_schema.schemata WHERE schema_name = ?", name).Scan(&found)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("open snapshot database: %w", err)
+	}
 	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+name+"` DEFAULT CHARACTER SET utf8mb4"); err != nil {
 		return fmt.Errorf("open snapshot database: create database %s: %w", name, err)
 	}

@@ -323,3 +323,36 @@ func TestMySQLAtomicSave(t *testing.T) {
 	}
 	checkSnapshot(t, m, good, funcs, stacks)
 }
+
+// TestMySQLExistingDatabase: a user allowed only on a database an
+// administrator created (no CREATE DATABASE) can open the store.
+func TestMySQLExistingDatabase(t *testing.T) {
+	ctx := context.Background()
+	admin, err := sql.Open("mysql", mariaDSN(t, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	for _, q := range []string{
+		"CREATE DATABASE IF NOT EXISTS heapprof_shared",
+		"CREATE USER IF NOT EXISTS 'proxy'@'127.0.0.1' IDENTIFIED BY 'pw'",
+		"GRANT SELECT, INSERT, DELETE, CREATE, INDEX ON heapprof_shared.* TO 'proxy'@'127.0.0.1'",
+	} {
+		if _, err := admin.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	m, err := OpenMySQL(ctx, "proxy:pw@tcp("+mariaAddr+")/heapprof_shared", Retention{})
+	if err != nil {
+		t.Fatalf("OpenMySQL as a user without CREATE DATABASE: %v", err)
+	}
+	defer m.Close()
+	s, funcs, stacks := newSnap(t, 3, base)
+	if err := m.Save(ctx, s, funcs, stacks); err != nil {
+		t.Fatal(err)
+	}
+	checkSnapshot(t, m, s, funcs, stacks)
+	if _, err := OpenMySQL(ctx, "proxy:pw@tcp("+mariaAddr+")/heapprof_other", Retention{}); err == nil {
+		t.Error("OpenMySQL created a database the user may not create")
+	}
+}

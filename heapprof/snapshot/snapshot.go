@@ -142,9 +142,9 @@ type Retention struct {
 	MaxAge time.Duration
 }
 
-// expired returns the ids that r drops from metas, which must all be from
-// one node... or from several: PerNode is counted per node. now is the
-// reference time for MaxAge.
+// expired returns the ids r drops from metas (any mix of nodes: PerNode
+// counts per node), with now as the reference time for MaxAge. It sorts
+// metas.
 func (r Retention) expired(metas []Snapshot, now time.Time) []string {
 	sortNewestFirst(metas)
 	perNode := map[int64]int{}
