@@ -18,6 +18,7 @@ import (
 	"github.com/heapproxy/heapproxy/backends"
 	"github.com/heapproxy/heapproxy/heapprof"
 	"github.com/heapproxy/heapproxy/heapprof/snapshot"
+	"github.com/heapproxy/heapproxy/heapprof/sqlview"
 	"github.com/heapproxy/heapproxy/heapprof/symbolize"
 	"github.com/heapproxy/heapproxy/parser"
 )
@@ -43,6 +44,9 @@ type Deps struct {
 	Snapshots  SnapshotStore
 	// Metrics counts what happens; nil counts nothing.
 	Metrics Metrics
+	// SQL answers, on the embedded default, the statements heapproxy does
+	// not answer itself: the heapprof schema for BI tools. Nil refuses them.
+	SQL *sqlview.Engine
 }
 
 // Metrics is what the server reports (heapprof/web serves it on /metrics).

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -38,7 +39,7 @@ func (s *session) intercept(query []byte) (bool, error) {
 		return false, nil
 	}
 	s.srv.deps.Metrics.Statement("local")
-	return true, s.answerLocal(stmt)
+	return true, s.answerLocal(stmt, query)
 }
 
 // answerEmbedded answers a command other than COM_QUERY when there is no
@@ -74,6 +75,17 @@ func noUpstream() *mysql.MyError {
 
 // localUseDB accepts the schemas heapproxy serves itself.
 func (s *session) localUseDB(db string) *mysql.MyError {
+	if s.srv.deps.SQL != nil {
+		sess, e := s.sqlSession()
+		if e != nil {
+			return e
+		}
+		if err := s.srv.deps.SQL.SetDatabase(context.Background(), sess, db); err != nil {
+			return sqlError(err)
+		}
+		s.db = sess.Database()
+		return nil
+	}
 	if strings.EqualFold(db, "information_schema") {
 		s.db = "information_schema"
 		return nil
@@ -82,8 +94,14 @@ func (s *session) localUseDB(db string) *mysql.MyError {
 }
 
 // answerLocal answers, on the embedded default, the statements clients and
-// drivers send on connect.
-func (s *session) answerLocal(stmt *parser.Statement) error {
+// drivers send on connect; the rest goes to the heapprof SQL engine.
+func (s *session) answerLocal(stmt *parser.Statement, query []byte) error {
+	if s.srv.deps.SQL != nil {
+		switch stmt.Kind {
+		case parser.Forward, parser.ShowDatabases, parser.ShowVariables, parser.Use:
+			return s.querySQL(query)
+		}
+	}
 	switch stmt.Kind {
 	case parser.Set:
 		for _, a := range stmt.Set {

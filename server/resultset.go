@@ -8,11 +8,14 @@ import (
 
 // column describes one column of a result heapproxy writes itself.
 type column struct {
-	name    string
-	typ     byte
-	charset uint16
-	length  uint32
-	flags   uint16
+	name     string
+	table    string
+	schema   string
+	typ      byte
+	charset  uint16
+	length   uint32
+	flags    uint16
+	decimals uint8
 }
 
 // Collation ids heapproxy announces for the results it writes itself.
@@ -32,8 +35,9 @@ func intColumn(name string) column {
 
 func (c column) dump() []byte {
 	f := mysql.Field{
+		Schema: []byte(c.schema), Table: []byte(c.table), OrgTable: []byte(c.table),
 		Name: []byte(c.name), OrgName: []byte(c.name),
-		Charset: c.charset, ColumnLength: c.length, Type: c.typ, Flag: c.flags,
+		Charset: c.charset, ColumnLength: c.length, Type: c.typ, Flag: c.flags, Decimal: c.decimals,
 	}
 	return f.Dump()
 }
@@ -42,8 +46,9 @@ func (c column) dump() []byte {
 // to the connection's write buffer as they come, so a large answer (a DOT
 // graph, a snapshot list) is never held whole.
 type resultWriter struct {
-	s   *session
-	row []byte
+	s     *session
+	row   []byte
+	cells [][]byte
 }
 
 // startResult writes the column count, definitions and their EOF.
@@ -71,14 +76,27 @@ func intValue(n int64) value { return str(strconv.FormatInt(n, 10)) }
 
 // writeRow writes one row of cells.
 func (w *resultWriter) writeRow(vals ...value) error {
-	w.row = w.row[:0]
+	w.cells = w.cells[:0]
 	for _, v := range vals {
 		if v == nil {
+			w.cells = append(w.cells, nil)
+			continue
+		}
+		w.cells = append(w.cells, []byte(*v))
+	}
+	return w.writeRaw(w.cells)
+}
+
+// writeRaw writes one row of text-protocol cells; nil is SQL NULL.
+func (w *resultWriter) writeRaw(cells [][]byte) error {
+	w.row = w.row[:0]
+	for _, c := range cells {
+		if c == nil {
 			w.row = append(w.row, 0xFB)
 			continue
 		}
-		w.row = mysql.AppendLengthEncodedInteger(w.row, uint64(len(*v)))
-		w.row = append(w.row, *v...)
+		w.row = mysql.AppendLengthEncodedInteger(w.row, uint64(len(c)))
+		w.row = append(w.row, c...)
 	}
 	return w.s.client.writePacket(w.row)
 }

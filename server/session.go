@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
+
+	"github.com/heapproxy/heapproxy/heapprof/sqlview"
 )
 
 // maxHandshakePacket bounds what a client may send before it is logged in.
@@ -31,6 +33,7 @@ type session struct {
 	db     string
 	status uint16           // last server status flags the client saw
 	vars   map[string]value // SET values on the embedded default
+	sql    *sqlview.Session // state in the heapprof SQL engine, made on first use
 
 	mu   sync.Mutex
 	idle bool // waiting for the client's next command

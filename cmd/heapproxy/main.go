@@ -17,6 +17,7 @@ import (
 
 	"github.com/heapproxy/heapproxy/backends"
 	"github.com/heapproxy/heapproxy/heapprof/snapshot"
+	"github.com/heapproxy/heapproxy/heapprof/sqlview"
 	"github.com/heapproxy/heapproxy/heapprof/web"
 	"github.com/heapproxy/heapproxy/server"
 )
@@ -89,10 +90,19 @@ func run(args []string) error {
 	}
 	defer store.Close()
 	deps.Snapshots = store
+	if cfg.Upstream == "" {
+		// The embedded default serves the heapprof schema itself.
+		engine, err := sqlview.New(server.SQLSource(store))
+		if err != nil {
+			return err
+		}
+		defer engine.Close()
+		deps.SQL = engine
+	}
 	metrics := web.NewMetrics(web.DefaultDumpBuckets())
 	deps.Metrics = metrics
 	if cfg.HTTP != "" {
-		h, err := web.New(web.Options{Store: webStore{store}, Metrics: metrics, Logger: log})
+		h, err := web.New(web.Options{Store: server.WebStore(store), Metrics: metrics, Logger: log})
 		if err != nil {
 			return err
 		}

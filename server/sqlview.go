@@ -1,0 +1,79 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/heapproxy/heapproxy/heapprof/sqlview"
+)
+
+// sqlSession is the session's state in the heapprof SQL engine, made on
+// first use.
+func (s *session) sqlSession() (*sqlview.Session, *mysql.MyError) {
+	if s.sql != nil {
+		return s.sql, nil
+	}
+	sess, err := s.srv.deps.SQL.NewSession(context.Background(), s.user, s.client.conn.RemoteAddr().String(), s.id)
+	if err != nil {
+		return nil, sqlError(err)
+	}
+	s.sql = sess
+	return sess, nil
+}
+
+// querySQL answers a statement from the heapprof SQL engine, streaming its
+// rows to the client as the engine produces them.
+func (s *session) querySQL(query []byte) error {
+	sess, e := s.sqlSession()
+	if e != nil {
+		return s.sendError(e)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.srv.cfg.Timeouts.Admin)
+	defer cancel()
+	res, err := s.srv.deps.SQL.Query(ctx, sess, string(query))
+	if err != nil {
+		return s.sendError(sqlError(err))
+	}
+	defer res.Close()
+	s.db = sess.Database()
+	if res.Columns == nil {
+		if err := s.client.writePacket(okPacket(res.AffectedRows, res.InsertID, s.status, 0)); err != nil {
+			return err
+		}
+		return s.client.flush()
+	}
+	cols := make([]column, len(res.Columns))
+	for i, c := range res.Columns {
+		cols[i] = column{name: c.Name, table: c.Table, schema: c.Database, typ: c.Type, flags: c.Flags,
+			charset: c.Charset, length: c.Length, decimals: c.Decimals}
+	}
+	w, err := s.startResult(cols...)
+	if err != nil {
+		return err
+	}
+	for {
+		row, err := res.Next()
+		if errors.Is(err, io.EOF) {
+			return w.finish()
+		}
+		if err != nil {
+			// An ERR packet may end a result set midway.
+			return s.sendError(sqlError(err))
+		}
+		if err := w.writeRaw(row); err != nil {
+			return err
+		}
+	}
+}
+
+// sqlError carries the engine's MySQL code and SQLSTATE to the client.
+func sqlError(err error) *mysql.MyError {
+	var se *sqlview.Error
+	if errors.As(err, &se) {
+		return &mysql.MyError{Code: se.Code, State: se.State, Message: se.Message}
+	}
+	return mysql.NewError(mysql.ER_UNKNOWN_ERROR, err.Error())
+}
