@@ -9,6 +9,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/heapproxy/heapproxy/heapprof"
 	"github.com/heapproxy/heapproxy/heapprof/symbolize"
 )
 
@@ -26,6 +28,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the cold pass to this file")
 	runJeprof := flag.Bool("jeprof", true, "also time jeprof --raw")
 	memProfile := flag.String("memprofile", "", "write a heap profile after the warm pass to this file")
+	dot := flag.Bool("dot", false, "time the whole pipeline (heapprof.Parse, Symbolize, WriteDOT) instead of Symbolize alone")
 	flag.Parse()
 	if flag.NArg() != 2 {
 		fmt.Fprintln(os.Stderr, "usage: symbench [-cpuprofile FILE] BINARY PROFILE")
@@ -35,7 +38,14 @@ func main() {
 	cache := symbolize.NewCache()
 	l := &symbolize.Local{Binary: bin, Cache: cache}
 	for _, pass := range []string{"cold", "warm"} {
-		p, err := readHeap(prof)
+		start0 := time.Now()
+		var p *profile.Profile
+		var err error
+		if *dot {
+			p, err = parseHeap(prof)
+		} else {
+			p, err = readHeap(prof)
+		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -55,6 +65,19 @@ func main() {
 		if err := l.Symbolize(context.Background(), p); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
+		}
+		symbolized := time.Now()
+		if *dot {
+			opt := heapprof.DefaultOptions()
+			opt.Program = bin
+			if err := heapprof.WriteDOT(io.Discard, p, opt); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			fmt.Printf("pipeline %s: parse %v, symbolize %v, dot %v\n", pass, start.Sub(start0).Round(time.Millisecond),
+				symbolized.Sub(start).Round(time.Millisecond), time.Since(symbolized).Round(time.Millisecond))
+			// For bench/heapprof/run.sh: milliseconds, whole pipeline and symbolization alone.
+			fmt.Printf("RESULT %s total_ms=%.1f symbolize_ms=%.1f\n", pass, ms(time.Since(start0)), ms(symbolized.Sub(start)))
 		}
 		if pass == "cold" && *cpuProfile != "" {
 			pprof.StopCPUProfile()
@@ -81,6 +104,8 @@ func main() {
 		(childCPUTime() - cpu0).Round(time.Millisecond), strings.Count(string(out), "\n0x"))
 }
 
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
 // cpuTime is this process's user+system CPU time; on a shared machine it
 // is a steadier measure than wall time.
 func cpuTime() time.Duration { return rusage(syscall.RUSAGE_SELF) }
@@ -94,6 +119,15 @@ func rusage(who int) time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// parseHeap reads the profile with package heapprof, as heapproxy does.
+func parseHeap(path string) (*profile.Profile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return heapprof.Parse(data)
 }
 
 // readHeap reads the stacks and executable mappings of a heap_v2 profile,

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Issue-4 benchmark: `jeprof --dot BIN PROF` against `heapproxy dot BIN PROF`
+# on the generated program of gen.sh, cold (a new process each run, with
+# /usr/bin/time for wall time and peak RSS) and warm (symbench: the second
+# Parse + Symbolize + WriteDOT in one process, with the symbolizer's cache).
+# Prints a markdown table and checks that both DOT outputs have the same
+# node lines and the same edge lines (in any order).
+#
+#   bash bench/heapprof/run.sh            # make bench-heapprof
+#
+# Environment: BENCH_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/heapproxy-bench)
+# holds big and big.heap (built by gen.sh when missing: ~5 minutes);
+# RUNS (default 3) cold runs per tool.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+dir=${BENCH_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/heapproxy-bench}
+runs=${RUNS:-3}
+for tool in jeprof g++ /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "run.sh: $tool is required" >&2; exit 1; }
+done
+
+if [ ! -s "$dir/big" ] || [ ! -s "$dir/big.heap" ]; then
+  echo "building the benchmark program into $dir (about 5 minutes)" >&2
+  sh "$repo/bench/heapprof/gen.sh" "$dir" >&2
+fi
+bin=$(realpath "$dir/big")
+prof=$dir/big.heap
+# jeprof finds the program's mapping only under the path the profile
+# recorded; a moved or copied program is profiled again where it is.
+if ! grep -q " $bin\$" "$prof"; then
+  echo "profiling $bin again: $prof names another path" >&2
+  rm -f "$dir"/big.*.heap
+  MALLOC_CONF=prof:true,lg_prof_sample:0,prof_final:true,prof_prefix:"$dir/big" "$bin"
+  mv "$(ls "$dir"/big.*.heap | head -1)" "$prof"
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+(cd "$repo" && go build -o "$tmp/heapproxy" ./cmd/heapproxy && go build -o "$tmp/symbench" ./bench/heapprof/symbench)
+
+# timed NAME OUT CMD...: runs CMD with stdout to OUT and appends
+# "wall_seconds peak_rss_kb" to $tmp/NAME.times.
+timed() {
+  local name=$1 out=$2
+  shift 2
+  /usr/bin/time -f '%e %M' -o "$tmp/time.1" "$@" >"$out" 2>"$tmp/$name.err" || {
+    echo "run.sh: $* failed:" >&2
+    cat "$tmp/$name.err" >&2
+    exit 1
+  }
+  cat "$tmp/time.1" >>"$tmp/$name.times"
+}
+
+for _ in $(seq "$runs"); do
+  timed jeprof "$tmp/jeprof.dot" jeprof --dot "$bin" "$prof"
+  timed heapproxy "$tmp/heapproxy.dot" "$tmp/heapproxy" dot "$bin" "$prof"
+done
+for _ in $(seq "$runs"); do
+  "$tmp/symbench" -jeprof=false -dot "$bin" "$prof" | awk '$1 == "RESULT" && $2 == "warm"' >>"$tmp/warm.txt"
+done
+
+# median FILE COLUMN
+median() { sort -g -k"$2","$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END { print v[int((NR + 1) / 2)] }'; }
+maxcol() { sort -g -k"$2","$2" "$1" | tail -1 | awk -v c="$2" '{ print $c }'; }
+field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" "$tmp/warm.txt" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+je_wall=$(median "$tmp/jeprof.times" 1)
+je_rss=$(maxcol "$tmp/jeprof.times" 2)
+hp_wall=$(median "$tmp/heapproxy.times" 1)
+hp_rss=$(maxcol "$tmp/heapproxy.times" 2)
+warm_total=$(field total_ms)
+warm_sym=$(field symbolize_ms)
+
+pcs=$(awk '/^@/ { for (i = 2; i <= NF; i++) print $i }' "$prof" | sort -u | wc -l)
+echo "### $(basename "$bin"): $(du -m "$bin" | cut -f1) MB binary, $(grep -c '^@' "$prof") stacks, $pcs distinct PCs; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| | wall (median of $runs) | peak RSS (max) | jeprof / heapproxy |"
+echo "|---|---|---|---|"
+awk -v w="$je_wall" -v r="$je_rss" 'BEGIN { printf "| jeprof --dot (cold) | %.2f s | %.0f MB | |\n", w, r / 1024 }'
+awk -v w="$hp_wall" -v r="$hp_rss" -v jw="$je_wall" -v jr="$je_rss" \
+  'BEGIN { printf "| heapproxy dot (cold) | %.2f s | %.0f MB | %.1fx time, %.2f of the memory |\n", w, r / 1024, jw / w, r / jr }'
+awk -v t="$warm_total" -v s="$warm_sym" -v jw="$je_wall" \
+  'BEGIN { printf "| heapproxy warm (parse + symbolize + dot, 2nd call in one process) | %.0f ms (symbolize %.0f ms) | | %.0fx time |\n", t, s, jw * 1000 / t }'
+echo
+
+# Same graph: node lines and edge lines equal as sets (jeprof orders edges
+# of equal weight by hash order).
+if diff <(grep -v -- ' -> ' "$tmp/jeprof.dot" | sort) <(grep -v -- ' -> ' "$tmp/heapproxy.dot" | sort) >"$tmp/nodes.diff" &&
+  diff <(grep -- ' -> ' "$tmp/jeprof.dot" | sort) <(grep -- ' -> ' "$tmp/heapproxy.dot" | sort) >"$tmp/edges.diff"; then
+  echo "DOT check: $(grep -c -v -- ' -> ' "$tmp/jeprof.dot") node/graph lines and $(grep -c -- ' -> ' "$tmp/jeprof.dot") edges identical to jeprof's"
+else
+  echo "DOT check FAILED: heapproxy's graph differs from jeprof's:"
+  head -40 "$tmp/nodes.diff" "$tmp/edges.diff"
+  exit 1
+fi
