@@ -76,7 +76,10 @@ type Stack struct {
 	// StackID is a hash of Frames, so the same stack has the same id in
 	// every snapshot (BI tools join on it to see a stack grow).
 	StackID int64 `json:"stack_id"`
-	// Frames are the function names, innermost first, joined by ";".
+	// Frames are the functions' short names (jeprof's ShortFunctionName,
+	// as the DOT graph shows them), innermost first, joined by ";". Full
+	// C++ names made stack rows five times larger, and the functions rows
+	// keep them.
 	Frames  string `json:"frames"`
 	Depth   int    `json:"depth"`
 	Bytes   int64  `json:"bytes"`

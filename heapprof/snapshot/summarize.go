@@ -25,7 +25,9 @@ import (
 // charged to the function that called the allocator. Flat goes to the
 // innermost remaining frame (Location.Line[0] of the first location: the
 // innermost inlined function); cum to every function on the stack, once
-// per stack even when it recurses.
+// per stack even when it recurses. Functions are told apart by full name;
+// stacks by their frames' short names (stacks equal under short names are
+// one Stack row).
 func Summarize(p *profile.Profile) (Totals, []Function, []Stack) {
 	bi, oi := valueIndex(p)
 	type acc struct{ flatB, flatO, cumB, cumO float64 }
@@ -35,9 +37,10 @@ func Summarize(p *profile.Profile) (Totals, []Function, []Stack) {
 	}
 	funcs := map[string]*acc{}
 	stacks := map[string]*stackAcc{}
+	frames := newFrameCache()
 	var totB, totO float64
 	seen := map[string]bool{}
-	var names []string
+	var names, shorts []string
 	for _, s := range p.Sample {
 		b, o := sampleValues(p, s, bi, oi)
 		if b == 0 && o == 0 {
@@ -47,7 +50,7 @@ func Summarize(p *profile.Profile) (Totals, []Function, []Stack) {
 		}
 		totB += b
 		totO += o
-		names = stackNames(s, names[:0])
+		names, shorts = frames.stack(s, names[:0], shorts[:0])
 		clear(seen)
 		for i, n := range names {
 			a := funcs[n]
@@ -65,10 +68,10 @@ func Summarize(p *profile.Profile) (Totals, []Function, []Stack) {
 				a.cumO += o
 			}
 		}
-		key := strings.Join(names, ";")
+		key := strings.Join(shorts, ";")
 		st := stacks[key]
 		if st == nil {
-			st = &stackAcc{depth: len(names)}
+			st = &stackAcc{depth: len(shorts)}
 			stacks[key] = st
 		}
 		st.b += b
@@ -78,7 +81,7 @@ func Summarize(p *profile.Profile) (Totals, []Function, []Stack) {
 	fout := make([]Function, 0, len(funcs))
 	for name, a := range funcs {
 		f := Function{
-			Name: name, ShortName: heapprof.ShortFunctionName(name),
+			Name: name, ShortName: frames.short(name),
 			FlatBytes: round(a.flatB), FlatObjects: round(a.flatO),
 			CumBytes: round(a.cumB), CumObjects: round(a.cumO),
 		}
@@ -90,12 +93,76 @@ func Summarize(p *profile.Profile) (Totals, []Function, []Stack) {
 	}
 	sortFunctions(fout)
 	sout := make([]Stack, 0, len(stacks))
-	for frames, a := range stacks {
-		sout = append(sout, Stack{Frames: frames, Depth: a.depth, Bytes: round(a.b), Objects: round(a.o)})
+	for key, a := range stacks {
+		sout = append(sout, Stack{Frames: key, Depth: a.depth, Bytes: round(a.b), Objects: round(a.o)})
 	}
 	sortStacks(sout)
 	assignStackIDs(sout)
 	return tot, fout, sout
+}
+
+// frameCache computes each location's names once: profiles have tens of
+// thousands of stacks over a few thousand locations.
+type frameCache struct {
+	locs   map[*profile.Location]*locFrames
+	shorts map[string]string
+}
+
+type locFrames struct {
+	names, shorts []string // innermost first
+	allocator     bool     // the containing function is an allocator entry point
+}
+
+func newFrameCache() *frameCache {
+	return &frameCache{locs: map[*profile.Location]*locFrames{}, shorts: map[string]string{}}
+}
+
+func (c *frameCache) short(name string) string {
+	s, ok := c.shorts[name]
+	if !ok {
+		s = heapprof.ShortFunctionName(name)
+		c.shorts[name] = s
+	}
+	return s
+}
+
+func (c *frameCache) loc(loc *profile.Location) *locFrames {
+	if f := c.locs[loc]; f != nil {
+		return f
+	}
+	f := &locFrames{}
+	if len(loc.Line) == 0 {
+		a := fmt.Sprintf("0x%x", loc.Address)
+		f.names, f.shorts = []string{a}, []string{a}
+	}
+	for _, l := range loc.Line {
+		n := funcName(l.Function)
+		f.names = append(f.names, n)
+		f.shorts = append(f.shorts, c.short(n))
+	}
+	if n := len(loc.Line); n > 0 {
+		f.allocator = isAllocator(f.shorts[n-1])
+	}
+	c.locs[loc] = f
+	return f
+}
+
+// stack appends the full and the short function names of s, innermost
+// first, after the last allocator entry point. An unsymbolized location is
+// its address.
+func (c *frameCache) stack(s *profile.Sample, names, shorts []string) ([]string, []string) {
+	start := 0
+	for i, loc := range s.Location {
+		if c.loc(loc).allocator {
+			start = i + 1
+		}
+	}
+	for _, loc := range s.Location[start:] {
+		f := c.loc(loc)
+		names = append(names, f.names...)
+		shorts = append(shorts, f.shorts...)
+	}
+	return names, shorts
 }
 
 // assignStackIDs gives each stack a non-negative 63-bit FNV-1a hash of its
@@ -160,27 +227,6 @@ func sampleValues(p *profile.Profile, s *profile.Sample, bi, oi int) (b, o float
 
 func swap(objects, bytes float64) (float64, float64) { return bytes, objects }
 
-// stackNames appends the function names of s, innermost first, after the
-// last allocator entry point. An unsymbolized location is its address.
-func stackNames(s *profile.Sample, out []string) []string {
-	start := 0
-	for i, loc := range s.Location {
-		if n := len(loc.Line); n > 0 && isAllocator(funcName(loc.Line[n-1].Function)) {
-			start = i + 1
-		}
-	}
-	for _, loc := range s.Location[start:] {
-		if len(loc.Line) == 0 {
-			out = append(out, fmt.Sprintf("0x%x", loc.Address))
-			continue
-		}
-		for _, l := range loc.Line {
-			out = append(out, funcName(l.Function))
-		}
-	}
-	return out
-}
-
 func funcName(f *profile.Function) string {
 	switch {
 	case f == nil:
@@ -216,8 +262,9 @@ var allocatorEntries = map[string]bool{
 	"__start_malloc_hook": true, "__stop_malloc_hook": true,
 }
 
-func isAllocator(name string) bool {
-	short := heapprof.ShortFunctionName(name)
+// isAllocator tells whether a short function name is an allocator entry
+// point.
+func isAllocator(short string) bool {
 	return allocatorEntries[short] || allocatorEntries[strings.TrimPrefix(short, "_")] ||
 		strings.Contains(short, "TCMalloc") || strings.HasPrefix(short, "tcmalloc::")
 }

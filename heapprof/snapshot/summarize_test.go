@@ -140,8 +140,8 @@ func TestSummarizeJemalloc(t *testing.T) {
 				t.Errorf("agg_hash_grow keeps an 8 MiB block, Summarize says %d bytes", f.FlatBytes)
 			}
 
-			// Stacks: jeprof --collapsed prints them root first with nm's
-			// address tags on the names.
+			// Stacks: jeprof --collapsed prints them root first with full
+			// names carrying nm's address tags.
 			for _, c := range []struct {
 				flag string
 				val  func(Stack) int64
@@ -158,6 +158,9 @@ func TestSummarizeJemalloc(t *testing.T) {
 					}
 					frames := strings.Split(jeprofTag.ReplaceAllString(line[:i], ""), ";")
 					slices.Reverse(frames)
+					for j, f := range frames {
+						frames[j] = heapprof.ShortFunctionName(f)
+					}
 					want[strings.Join(frames, ";")] += v
 				}
 				if len(want) != len(stacks) {
