@@ -77,15 +77,20 @@ free_port() {
 	die "no free port found"
 }
 
-# wait_sql PORT NAME: wait until a login as the benchmark user works on PORT.
+# wait_sql PORT NAME PID: wait until a login as the benchmark user works on
+# PORT, failing at once if process PID (the server behind PORT) has exited.
 wait_sql() {
 	for _ in $(seq 1 300); do
 		if mariadb --no-defaults -h127.0.0.1 -P"$1" -u"$dbuser" -p"$dbpass" -e 'SELECT 1' sbtest >/dev/null 2>&1; then
 			return
 		fi
+		if ! kill -0 "$3" 2>/dev/null; then
+			tail -n 20 "$tmp/$2.log" >&2 || true
+			die "$2 exited, see $tmp/$2.log"
+		fi
 		sleep 0.2
 	done
-	die "$2 on port $1 does not answer; see $tmp/*.log"
+	die "$2 on port $1 does not answer; see $tmp/$2.log"
 }
 
 # cpu_ticks PID prints utime+stime of PID in clock ticks (/proc/PID/stat fields 14 and 15).
@@ -123,7 +128,7 @@ CREATE DATABASE sbtest;
 CREATE USER '$dbuser'@'127.0.0.1' IDENTIFIED BY '$dbpass';
 GRANT ALL ON sbtest.* TO '$dbuser'@'127.0.0.1';
 SQL
-wait_sql "$dbport" MariaDB
+wait_sql "$dbport" mariadbd "$dbpid"
 
 sb_common=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-user="$dbuser" --mysql-password="$dbpass"
 	--mysql-db=sbtest --tables="$TABLES" --table-size="$TABLE_SIZE")
@@ -153,12 +158,14 @@ CFG
 	haproxy -db -f "$tmp/haproxy.cfg" >"$tmp/haproxy.log" 2>&1 &
 	pids+=($!)
 	pid[haproxy]=$!
-	wait_sql "${port[haproxy]}" HAProxy
+	wait_sql "${port[haproxy]}" haproxy "${pid[haproxy]}"
 fi
 
 # --- heapproxy -------------------------------------------------------------------
 if [[ " $TARGETS " == *" heapproxy "* ]]; then
-	if [[ -z $HEAPPROXY_BIN ]]; then
+	if [[ -n $HEAPPROXY_BIN ]]; then
+		HEAPPROXY_BIN=$(realpath "$HEAPPROXY_BIN")
+	else
 		HEAPPROXY_BIN=$tmp/heapproxy
 		log "building heapproxy"
 		(cd "$repo" && go build -o "$HEAPPROXY_BIN" ./cmd/heapproxy) >"$tmp/build.log" 2>&1 ||
@@ -166,11 +173,14 @@ if [[ " $TARGETS " == *" heapproxy "* ]]; then
 	fi
 	port[heapproxy]=$(free_port)
 	log "starting heapproxy on 127.0.0.1:${port[heapproxy]}"
-	"$HEAPPROXY_BIN" --listen "127.0.0.1:${port[heapproxy]}" --upstream "127.0.0.1:$dbport" \
-		--log-level warn >"$tmp/heapproxy.log" 2>&1 &
+	hpflags=(--listen "127.0.0.1:${port[heapproxy]}" --upstream "127.0.0.1:$dbport" --log-level warn)
+	# Keep the snapshot store (newer builds) out of the work tree.
+	"$HEAPPROXY_BIN" --help 2>&1 | grep -q -- -data-dir && hpflags+=(--data-dir "$tmp/heapproxy-data")
+	# Run in $tmp so any other relative default path lands there too.
+	(cd "$tmp" && exec "$HEAPPROXY_BIN" "${hpflags[@]}") >"$tmp/heapproxy.log" 2>&1 &
 	pids+=($!)
 	pid[heapproxy]=$!
-	wait_sql "${port[heapproxy]}" heapproxy
+	wait_sql "${port[heapproxy]}" heapproxy "${pid[heapproxy]}"
 fi
 
 # --- runs ------------------------------------------------------------------------
