@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -74,5 +75,47 @@ print([r[0] for r in cur.fetchall()])`)
 	out, err = cli(t, h, p, "root", "", "-e", "DELETE FROM heapprof.snapshots")
 	if err == nil || !strings.Contains(out, "ERROR") {
 		t.Fatalf("DELETE on the heapprof schema: %v\n%s", err, out)
+	}
+}
+
+// Two proxies share one MySQL-compatible store (the test MariaDB, which is
+// also their upstream): what one dumps, the other lists, and BI queries on
+// the heapprof database reach it through plain forwarding.
+func TestSharedMySQLStore(t *testing.T) {
+	host, port := startJenode(t)
+	node := backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.jenode}
+	dsn := fmt.Sprintf("app:secret@tcp(%s)/heapprof_shared", env.addr)
+	var proxies []*Server
+	for range 2 {
+		st, err := snapshot.OpenMySQL(context.Background(), dsn, snapshot.Retention{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		deps := testDeps(t, node)
+		deps.Snapshots = st
+		proxies = append(proxies, startProxyDeps(t, Config{Upstream: env.addr, ProfileUsers: []string{"app"}}, deps))
+	}
+	a := openSchema(t, proxies[0].Addr().String(), "app", "secret", "", "")
+	b := openSchema(t, proxies[1].Addr().String(), "app", "secret", "", "")
+	mustLines(t, a, adminSQL("10001", "enable_prof()"))
+	resp, err := http.Get(fmt.Sprintf("http://%s:%d/alloc", host, port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	name := mustLines(t, a, adminSQL("10001", "snapshot()"))[0]
+	list := mustLines(t, b, adminSQL("10001", "list_snapshots()"))
+	if len(list) != 1 || !strings.HasPrefix(list[0], name+"\t") {
+		t.Fatalf("proxy B lists %q, want proxy A's %s", list, name)
+	}
+	checkDOT(t, mustLines(t, b, adminSQL("10001", fmt.Sprintf(`to_dot_format(\"%s\")`, name))), "jenode_segment_alloc")
+	var n int
+	var fn string
+	if err := b.QueryRow("SELECT COUNT(*) FROM heapprof_shared.snapshots WHERE node_id = 10001").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("BI query through the upstream: %d, %v", n, err)
+	}
+	if err := b.QueryRow("SELECT name FROM heapprof_shared.functions WHERE snapshot_id = ? AND name LIKE 'jenode_segment%'", name).Scan(&fn); err != nil {
+		t.Fatalf("functions of the snapshot: %v", err)
 	}
 }

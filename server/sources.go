@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/heapproxy/heapproxy/backends"
 	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 	"github.com/heapproxy/heapproxy/heapprof/sqlview"
 	"github.com/heapproxy/heapproxy/heapprof/web"
@@ -91,7 +92,7 @@ func (w webStore) Snapshots(ctx context.Context) ([]web.Entry, error) {
 	out := make([]web.Entry, len(snaps))
 	for i, s := range snaps {
 		out[i] = web.Entry{ID: s.ID, NodeID: s.NodeID, NodeKind: s.NodeKind, NodeAddr: s.NodeAddr,
-			TakenAt: s.TakenAt, TotalBytes: s.TotalBytes}
+			TakenAt: s.TakenAt, TotalBytes: s.TotalBytes, NoProfile: s.Format == backends.FormatDOT.String()}
 	}
 	return out, nil
 }

@@ -41,6 +41,11 @@ type fileConfig struct {
 type snapshotsConfig struct {
 	// Dir is the local store (the embedded default's).
 	Dir string `yaml:"dir"`
+	// DSN, when set, keeps snapshots in a MySQL-compatible database instead
+	// (go-sql-driver syntax, e.g. "heapproxy:pw@tcp(fe:9030)/"): several
+	// proxies share it and BI tools query its heapprof database through
+	// the upstream.
+	DSN string `yaml:"dsn"`
 	// PerNode and MaxAge bound what is kept (0: no bound).
 	PerNode int           `yaml:"per_node"`
 	MaxAge  time.Duration `yaml:"max_age"`

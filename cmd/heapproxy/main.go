@@ -84,7 +84,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	store, err := snapshot.OpenDir(cfg.Snapshots.Dir, snapshot.Retention{PerNode: cfg.Snapshots.PerNode, MaxAge: cfg.Snapshots.MaxAge})
+	store, err := openStore(ctx, cfg.Snapshots)
 	if err != nil {
 		return fmt.Errorf("snapshot store: %w", err)
 	}
@@ -173,6 +173,14 @@ func wire(ctx context.Context, cfg *fileConfig, log *zap.Logger) (server.Deps, e
 			return compute[id] || (disc != nil && disc.IsCompute(id))
 		},
 	}, nil
+}
+
+func openStore(ctx context.Context, c snapshotsConfig) (snapshot.Store, error) {
+	r := snapshot.Retention{PerNode: c.PerNode, MaxAge: c.MaxAge}
+	if c.DSN != "" {
+		return snapshot.OpenMySQL(ctx, c.DSN, r)
+	}
+	return snapshot.OpenDir(c.Dir, r)
 }
 
 func newLogger(level string) (*zap.Logger, error) {
