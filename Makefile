@@ -15,7 +15,7 @@ run: build
 
 # The jemalloc test node the backend tests start (they build it themselves too).
 jenode:
-	mkdir -p $(BIN) && cc -O1 -g -o $(BIN)/jenode testdata/jenode/jenode.c -ljemalloc -lpthread
+	mkdir -p $(BIN) && cc -O1 -g -rdynamic -o $(BIN)/jenode testdata/jenode/jenode.c -ljemalloc
 
 vet:
 	$(GO) vet ./...
