@@ -359,7 +359,7 @@ func (x *dwarfIndex) loadUnitRaw(off dwarf.Offset, want []uint64) (*unitInfo, er
 		return nil, fmt.Errorf("read unit at %#x: %v", off, err)
 	}
 	u := &unitInfo{nameOf: make(map[dwarf.Offset][]nameAttr)}
-	if err := u.readLines(x.d, cu, want); err != nil {
+	if err := x.readLines(u, cu, h.addrSize, want); err != nil {
 		return nil, fmt.Errorf("line table of unit at %#x: %w", off, err)
 	}
 	base, _ := cu.Val(dwarf.AttrLowpc).(uint64)
@@ -443,7 +443,7 @@ func (x *dwarfIndex) loadUnitGo(off dwarf.Offset) (*unitInfo, error) {
 		return nil, fmt.Errorf("no unit at %#x", off)
 	}
 	u := &unitInfo{nameOf: make(map[dwarf.Offset][]nameAttr)}
-	if err := u.readLines(x.d, cu, nil); err != nil {
+	if err := u.readLinesGo(x.d, cu, nil); err != nil {
 		return nil, fmt.Errorf("line table of unit at %#x: %w", off, err)
 	}
 	if !cu.Children {
@@ -568,6 +568,29 @@ func (x *dwarfIndex) loadUnitGo(off dwarf.Offset) (*unitInfo, error) {
 	return u, nil
 }
 
+// readLines decodes the unit's line table with lineProgram, or with
+// debug/dwarf where the table uses forms lineProgram does not read.
+func (x *dwarfIndex) readLines(u *unitInfo, cu *dwarf.Entry, addrSize int, want []uint64) error {
+	off, ok := cu.Val(dwarf.AttrStmtList).(int64)
+	if !ok || x.raw.line == nil {
+		return nil
+	}
+	compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
+	p, err := parseLineProgram(x.raw.line, uint64(off), compDir, addrSize, x.raw.str, x.raw.lineStr)
+	if err == nil {
+		err = p.decode(u, want)
+	}
+	if errors.Is(err, errUnsupported) {
+		u.files, u.seqs = nil, nil
+		return u.readLinesGo(x.d, cu, want)
+	}
+	if err != nil {
+		return err
+	}
+	u.sortSeqs()
+	return nil
+}
+
 // applyNames follows scan_unit_for_symbols and find_abstract_instance: a
 // linkage name always wins, DW_AT_name only fills an empty name, and
 // references are followed (abstract origins only from the DIE itself,
@@ -684,13 +707,13 @@ func (u *unitInfo) function(addr uint64) int32 {
 	return best
 }
 
-// readLines decodes the unit's line program into sequences the way BFD's
+// readLinesGo decodes the unit's line program into sequences the way BFD's
 // decode_line_info and add_line_info do: of rows at one address only the
 // last is kept; sequences are sorted and overlapping ones trimmed.
 //
 // With want (sorted addresses) set, sequences that hold none of them are
 // not kept.
-func (u *unitInfo) readLines(d *dwarf.Data, cu *dwarf.Entry, want []uint64) error {
+func (u *unitInfo) readLinesGo(d *dwarf.Data, cu *dwarf.Entry, want []uint64) error {
 	lr, err := d.LineReader(cu)
 	if err != nil {
 		return err
@@ -759,6 +782,14 @@ func (u *unitInfo) readLines(d *dwarf.Data, cu *dwarf.Entry, want []uint64) erro
 			fileChanged = false
 		}
 	}
+	u.sortSeqs()
+	return nil
+}
+
+// sortSeqs finishes decoded sequences like BFD: rows sorted, sequences
+// sorted by start (longest first), nested ones dropped, overlapping ones
+// trimmed.
+func (u *unitInfo) sortSeqs() {
 	// A sequence without an end row is dropped by nobody; keep it sorted.
 	for i := range u.seqs {
 		rows := u.seqs[i].rows
@@ -788,7 +819,6 @@ func (u *unitInfo) readLines(d *dwarf.Data, cu *dwarf.Entry, want []uint64) erro
 		}
 		u.seqs = kept
 	}
-	return nil
 }
 
 func (s *lineSeq) high() uint64 { return s.rows[len(s.rows)-1].addr }

@@ -12,7 +12,7 @@ import (
 // a DIE walker that decodes only the attributes addr2line uses and skips
 // the rest by form, without debug/dwarf's per-entry allocations.
 type rawDWARF struct {
-	info, abbrev, str, lineStr, ranges, rnglists []byte
+	info, abbrev, str, lineStr, ranges, rnglists, line []byte
 
 	mu      sync.Mutex // guards abbrevs: units are scanned in parallel
 	abbrevs map[uint64]map[uint64]*abbrev

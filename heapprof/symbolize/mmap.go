@@ -84,7 +84,7 @@ func mappedDWARF(f *elf.File, m *mappedFile) (*dwarf.Data, *rawDWARF, []byte, er
 		}
 	}
 	raw := &rawDWARF{
-		info: secs["info"], abbrev: secs["abbrev"], str: secs["str"], lineStr: secs["line_str"],
+		info: secs["info"], abbrev: secs["abbrev"], str: secs["str"], lineStr: secs["line_str"], line: secs["line"],
 		ranges: secs["ranges"], rnglists: secs["rnglists"],
 		abbrevs: make(map[uint64]map[uint64]*abbrev),
 	}

@@ -1,0 +1,389 @@
+package symbolize
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+)
+
+// lineProgram decodes one unit's .debug_line program straight from the
+// (mapped) section. It produces the same files and rows as debug/dwarf's
+// LineReader, which readLinesGo uses, but keeps only the sequences that
+// hold a wanted address and allocates nothing for the others: a unit of a
+// large C++ program has thousands of sequences (one per function and
+// per COMDAT template instance) and a profile hits few of them.
+type lineProgram struct {
+	version       int
+	addrSize      int
+	minInstLen    uint64
+	maxOps        uint64
+	defaultIsStmt bool
+	lineBase      int
+	lineRange     int
+	opcodeBase    int
+	opLengths     []uint8
+	dirs          []string
+	files         []string // file index -> name; "" where debug/dwarf has no entry
+	hasFile       []bool   // whether the index has an entry (debug/dwarf's non-nil *LineFile)
+	prog          []byte   // the opcodes
+	str, lineStr  []byte
+}
+
+var errLineTable = errors.New("malformed line table")
+
+// parseLineProgram reads the header of the line program at off.
+// compDir is the unit's DW_AT_comp_dir, addrSize its address size.
+func parseLineProgram(sec []byte, off uint64, compDir string, addrSize int, str, lineStr []byte) (*lineProgram, error) {
+	if off >= uint64(len(sec)) {
+		return nil, fmt.Errorf("line table offset %#x out of range", off)
+	}
+	r := &reader{b: sec, off: int(off)}
+	offSize := 4
+	length := r.fixed(4)
+	if length == 0xffffffff {
+		length = r.fixed(8)
+		offSize = 8
+	}
+	if r.err != nil || length > uint64(len(sec)-r.off) {
+		return nil, fmt.Errorf("line table at %#x: length %d exceeds the section", off, length)
+	}
+	end := r.off + int(length)
+	r.b = sec[:end]
+	p := &lineProgram{str: str, lineStr: lineStr, addrSize: addrSize}
+	p.version = int(r.fixed(2))
+	if p.version < 2 || p.version > 5 {
+		return nil, fmt.Errorf("line table at %#x: unknown version %d", off, p.version)
+	}
+	if p.version >= 5 {
+		p.addrSize = int(r.u8())
+		if seg := r.u8(); seg != 0 {
+			return nil, fmt.Errorf("line table at %#x: segment selectors: %w", off, errUnsupported)
+		}
+	}
+	hdrLen := r.fixed(offSize)
+	if r.err != nil || hdrLen > uint64(end-r.off) {
+		return nil, fmt.Errorf("line table at %#x: header length %d: %w", off, hdrLen, errLineTable)
+	}
+	progOff := r.off + int(hdrLen)
+	p.minInstLen = uint64(r.u8())
+	p.maxOps = 1
+	if p.version >= 4 {
+		p.maxOps = uint64(r.u8())
+	}
+	p.defaultIsStmt = r.u8() != 0
+	p.lineBase = int(int8(r.u8()))
+	p.lineRange = int(r.u8())
+	p.opcodeBase = int(r.u8())
+	if r.err != nil || p.maxOps == 0 || p.lineRange == 0 || p.opcodeBase == 0 {
+		return nil, fmt.Errorf("line table at %#x: %w", off, errLineTable)
+	}
+	p.opLengths = make([]uint8, p.opcodeBase)
+	for i := 1; i < p.opcodeBase; i++ {
+		p.opLengths[i] = r.u8()
+	}
+	// debug/dwarf rejects standard opcodes of unexpected length; so do we,
+	// so both decoders agree on which tables they read.
+	for op, n := range []uint8{0, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1} {
+		if op > 0 && op != 5 && op != 9 && op < p.opcodeBase && p.opLengths[op] != n {
+			return nil, fmt.Errorf("line table at %#x: opcode %d has length %d: %w", off, op, p.opLengths[op], errLineTable)
+		}
+	}
+	if p.version < 5 {
+		// Directory 0 is the compilation directory; file numbers start at 1.
+		p.dirs = []string{compDir}
+		for {
+			d := r.cstring()
+			if r.err != nil {
+				return nil, fmt.Errorf("line table at %#x: %w", off, r.err)
+			}
+			if d == "" {
+				break
+			}
+			if !isAbsPath(d) {
+				d = joinPath(compDir, d)
+			}
+			p.dirs = append(p.dirs, d)
+		}
+		p.files, p.hasFile = []string{""}, []bool{false}
+		for {
+			done, err := p.readFileEntry(r)
+			if err != nil {
+				return nil, fmt.Errorf("line table at %#x: %w", off, err)
+			}
+			if done {
+				break
+			}
+		}
+	} else {
+		dirFmt := readEntryFormat(r)
+		n := r.uleb()
+		if r.err != nil || n > uint64(end) {
+			return nil, fmt.Errorf("line table at %#x: %w", off, errLineTable)
+		}
+		for range n {
+			d, err := p.readEntry(r, dirFmt, offSize)
+			if err != nil {
+				return nil, fmt.Errorf("line table at %#x: %w", off, err)
+			}
+			p.dirs = append(p.dirs, d)
+		}
+		fileFmt := readEntryFormat(r)
+		n = r.uleb()
+		if r.err != nil || n > uint64(end) {
+			return nil, fmt.Errorf("line table at %#x: %w", off, errLineTable)
+		}
+		for range n {
+			f, err := p.readEntry(r, fileFmt, offSize)
+			if err != nil {
+				return nil, fmt.Errorf("line table at %#x: %w", off, err)
+			}
+			p.files = append(p.files, f)
+			p.hasFile = append(p.hasFile, true)
+		}
+	}
+	if r.err != nil || progOff > end {
+		return nil, fmt.Errorf("line table at %#x: %w", off, errLineTable)
+	}
+	p.prog = sec[progOff:end]
+	return p, nil
+}
+
+type entryFormat struct{ content, form uint64 }
+
+func readEntryFormat(r *reader) []entryFormat {
+	n := int(r.u8())
+	out := make([]entryFormat, 0, n)
+	for range n {
+		out = append(out, entryFormat{r.uleb(), r.uleb()})
+	}
+	return out
+}
+
+// readEntry reads one DWARF 5 directory or file entry: its path, joined
+// with its directory when it names one.
+func (p *lineProgram) readEntry(r *reader, format []entryFormat, offSize int) (string, error) {
+	var name, dir string
+	for _, f := range format {
+		var s string
+		var v uint64
+		switch f.form {
+		case 0x08: // DW_FORM_string
+			s = r.cstring()
+		case 0x0e, 0x1f: // DW_FORM_strp, DW_FORM_line_strp
+			o := r.fixed(offSize)
+			if f.form == 0x0e {
+				s = cstringAt(p.str, o)
+			} else {
+				s = cstringAt(p.lineStr, o)
+			}
+		case 0x1d: // DW_FORM_strp_sup: not followed (debug/dwarf neither)
+			r.fixed(offSize)
+		case 0x1a, 0x0f: // DW_FORM_strx, DW_FORM_udata
+			v = r.uleb()
+		case 0x25, 0x0b: // DW_FORM_strx1, DW_FORM_data1
+			v = r.fixed(1)
+		case 0x26, 0x05: // DW_FORM_strx2, DW_FORM_data2
+			v = r.fixed(2)
+		case 0x27: // DW_FORM_strx3
+			r.fixed(3)
+		case 0x28, 0x06: // DW_FORM_strx4, DW_FORM_data4
+			v = r.fixed(4)
+		case 0x07: // DW_FORM_data8
+			v = r.fixed(8)
+		case 0x1e: // DW_FORM_data16
+			r.skip(16)
+		case 0x09: // DW_FORM_block
+			r.skip(int(r.uleb()))
+		default:
+			return "", fmt.Errorf("line table entry form %#x: %w", f.form, errUnsupported)
+		}
+		if f.form == 0x1a || f.form >= 0x25 && f.form <= 0x28 {
+			v = 0 // a string index is no number
+		}
+		switch f.content {
+		case 1: // DW_LNCT_path
+			name = s
+		case 2: // DW_LNCT_directory_index
+			if v >= uint64(len(p.dirs)) {
+				return "", fmt.Errorf("directory index %d out of range: %w", v, errLineTable)
+			}
+			dir = p.dirs[v]
+		}
+	}
+	if r.err != nil {
+		return "", r.err
+	}
+	if dir != "" && name != "" {
+		name = joinPath(dir, name)
+	}
+	return name, nil
+}
+
+// readFileEntry reads a DWARF 2-4 file entry (header or DW_LNE_define_file).
+func (p *lineProgram) readFileEntry(r *reader) (done bool, err error) {
+	name := r.cstring()
+	if r.err != nil {
+		return false, r.err
+	}
+	if name == "" {
+		return true, nil
+	}
+	dir := r.uleb()
+	if !isAbsPath(name) {
+		if dir >= uint64(len(p.dirs)) {
+			return false, fmt.Errorf("directory index %d out of range: %w", dir, errLineTable)
+		}
+		name = joinPath(p.dirs[dir], name)
+	}
+	r.uleb() // mtime
+	r.uleb() // length
+	p.files = append(p.files, name)
+	p.hasFile = append(p.hasFile, true)
+	return false, r.err
+}
+
+// decode runs the program and fills u.files and u.seqs the way readLinesGo
+// does from debug/dwarf's rows: of rows at one address only the last is
+// kept, and with want (sorted addresses) set, sequences holding none of
+// them are dropped.
+func (p *lineProgram) decode(u *unitInfo, want []uint64) error {
+	// BFD 2.40 starts every sequence of a DWARF 5 table with file 0; see
+	// readLinesGo.
+	dwarf5 := p.version >= 5 && len(p.files) > 0
+	u.files = append(u.files[:0], p.files...)
+	r := &reader{b: p.prog}
+	var (
+		addr        uint64
+		opIndex     uint64
+		file        = 1
+		line        = 1
+		fileChanged bool
+		rows        []lineRow // the current sequence
+	)
+	reset := func() {
+		addr, opIndex, file, line, fileChanged = 0, 0, 1, 1, false
+	}
+	advance := func(n uint64) {
+		if p.maxOps == 1 {
+			addr += p.minInstLen * n
+			return
+		}
+		op := opIndex + n
+		addr += p.minInstLen * (op / p.maxOps)
+		opIndex = op % p.maxOps
+	}
+	fileIndex := func() int32 {
+		fi := int32(-1)
+		if file >= 0 && file < len(p.files) && p.hasFile[file] {
+			fi = int32(file)
+		}
+		if fi != 1 {
+			fileChanged = true
+		} else if dwarf5 && !fileChanged {
+			fi = 0
+		}
+		return fi
+	}
+	emit := func(end bool) {
+		row := lineRow{addr: addr, file: fileIndex(), line: int32(line), end: end}
+		if n := len(rows); n > 0 && rows[n-1].addr == row.addr && rows[n-1].end == row.end {
+			rows[n-1] = row
+			return
+		}
+		rows = append(rows, row)
+	}
+	endSequence := func() {
+		low, high := rows[0].addr, rows[len(rows)-1].addr
+		keep := true
+		if want != nil {
+			i, _ := slices.BinarySearch(want, low)
+			keep = i < len(want) && want[i] < high
+		}
+		if keep {
+			u.seqs = append(u.seqs, lineSeq{low: low, rows: slices.Clone(rows)})
+		}
+		rows = rows[:0]
+	}
+	for r.off < len(r.b) && r.err == nil {
+		op := int(r.u8())
+		if op >= p.opcodeBase {
+			adj := op - p.opcodeBase
+			advance(uint64(adj / p.lineRange))
+			line += p.lineBase + adj%p.lineRange
+			emit(false)
+			continue
+		}
+		switch op {
+		case 0: // extended
+			n := r.uleb()
+			start := r.off
+			if n == 0 || n > uint64(len(r.b)-start) {
+				return fmt.Errorf("extended line opcode of length %d: %w", n, errLineTable)
+			}
+			switch r.u8() {
+			case 1: // DW_LNE_end_sequence
+				emit(true)
+				endSequence()
+				reset()
+			case 2: // DW_LNE_set_address
+				switch p.addrSize {
+				case 1, 2, 4, 8:
+					addr = r.fixed(p.addrSize)
+				default:
+					return fmt.Errorf("address size %d: %w", p.addrSize, errLineTable)
+				}
+				opIndex = 0
+			case 3: // DW_LNE_define_file
+				done, err := p.readFileEntry(r)
+				if err != nil {
+					return err
+				}
+				if done {
+					return fmt.Errorf("empty DW_LNE_define_file: %w", errLineTable)
+				}
+				u.files = append(u.files, p.files[len(p.files)-1])
+			}
+			r.off = start + int(n)
+		case 1: // DW_LNS_copy
+			emit(false)
+		case 2: // DW_LNS_advance_pc
+			advance(r.uleb())
+		case 3: // DW_LNS_advance_line
+			line += int(r.sleb())
+		case 4: // DW_LNS_set_file
+			file = int(r.uleb())
+		case 5: // DW_LNS_set_column
+			r.uleb()
+		case 6, 7, 10, 11: // negate_stmt, basic_block, prologue_end, epilogue_begin
+		case 8: // DW_LNS_const_add_pc
+			advance(uint64((255 - p.opcodeBase) / p.lineRange))
+		case 9: // DW_LNS_fixed_advance_pc
+			addr += r.fixed(2)
+			opIndex = 0
+		default:
+			for range p.opLengths[op] {
+				r.uleb()
+			}
+		}
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if len(rows) > 0 {
+		// A sequence without an end row: debug/dwarf returns its rows too.
+		u.seqs = append(u.seqs, lineSeq{low: rows[0].addr, rows: slices.Clone(rows)})
+	}
+	return nil
+}
+
+func isAbsPath(p string) bool { return len(p) > 0 && (p[0] == '/' || p[0] == '\\') }
+
+// joinPath is debug/dwarf's pathJoin for UNIX-style paths, so file names
+// match the other decoder's.
+func joinPath(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return path.Join(dir, name)
+}
