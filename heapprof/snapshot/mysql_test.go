@@ -281,9 +281,15 @@ func TestMySQLAtomicSave(t *testing.T) {
 		save func(s *Snapshot) error
 		want func(error) bool
 	}{
-		{"duplicate stack id", func(s *Snapshot) error {
+		{"duplicate stack id in the last INSERT", func(s *Snapshot) error {
+			// Three INSERTs of stacks succeed inside the transaction
+			// before the fourth fails.
 			bad := slices.Clone(stacks)
+			for i := 0; len(bad) < 3*batchRows+10; i++ {
+				bad = append(bad, Stack{StackID: int64(1e6 + i), Frames: fmt.Sprintf("g%d;main", i), Depth: 2, Bytes: 1})
+			}
 			bad[len(bad)-1].StackID = bad[0].StackID
+			bad[len(bad)-1].Bytes = 0 // sorts last
 			return m.Save(ctx, s, funcs, bad)
 		}, func(err error) bool {
 			var me *mysql.MySQLError
@@ -292,11 +298,11 @@ func TestMySQLAtomicSave(t *testing.T) {
 		{"cancelled mid-save", func(s *Snapshot) error {
 			// Enough stack rows for several INSERTs; the context ends
 			// while they are written.
-			many := make([]Stack, 0, 20*batchRows)
-			for i := 0; i < 20*batchRows; i++ {
+			many := make([]Stack, 0, 50*batchRows)
+			for i := 0; i < 50*batchRows; i++ {
 				many = append(many, Stack{StackID: int64(i), Frames: fmt.Sprintf("f%d;main", i), Depth: 2, Bytes: int64(i)})
 			}
-			cctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+			cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 			defer cancel()
 			return m.Save(cctx, s, funcs, many)
 		}, func(err error) bool { return err != nil }},
