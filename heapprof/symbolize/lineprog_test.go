@@ -80,4 +80,3 @@ func diffSeqs(got, want []lineSeq) string {
 	}
 	return ""
 }
-
