@@ -1,8 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -48,10 +52,24 @@ func (s *session) loginLocal() error {
 		return err
 	}
 	s.caps = r.caps & caps
+	if err := s.checkLocalLogin(r, salt); err != nil {
+		return err
+	}
+	if s.db != "" {
+		if e := s.localUseDB(s.db); e != nil {
+			s.sendError(e)
+			return fmt.Errorf("unknown database %q", s.db)
+		}
+	}
+	return s.sendOK()
+}
+
+// checkLocalLogin checks the client's login against heapproxy's user list,
+// first asking a client that started with another plugin to answer the salt
+// with mysql_native_password.
+func (s *session) checkLocalLogin(r *handshakeResponse, salt []byte) error {
 	reply := r.auth
 	if r.caps&mysql.CLIENT_PLUGIN_AUTH != 0 && r.plugin != "" && r.plugin != nativePassword {
-		// The client started with another plugin (caching_sha2_password,
-		// client_ed25519): ask it to answer our salt the native way.
 		sw := append([]byte{hdrEOF}, nativePassword...)
 		sw = append(sw, 0)
 		sw = append(sw, salt...)
@@ -72,13 +90,7 @@ func (s *session) loginLocal() error {
 		s.sendError(s.accessDenied(len(reply) > 0))
 		return errors.New("access denied")
 	}
-	if s.db != "" {
-		if e := s.localUseDB(s.db); e != nil {
-			s.sendError(e)
-			return fmt.Errorf("unknown database %q", s.db)
-		}
-	}
-	return s.sendOK()
+	return nil
 }
 
 func (s *session) checkLocalPassword(reply, salt []byte) bool {
@@ -131,10 +143,11 @@ func (s *session) loginUpstream(deadline time.Time) error {
 	if s.srv.clientTLS != nil {
 		caps |= mysql.CLIENT_SSL
 	}
+	salt := newSalt()
 	g := &greeting{
 		version: ug.version,
 		connID:  ug.connID, // so CONNECTION_ID() and KILL agree with the upstream
-		salt:    newSalt(),
+		salt:    salt,
 		caps:    caps,
 		charset: ug.charset,
 		status:  ug.status,
@@ -148,6 +161,13 @@ func (s *session) loginUpstream(deadline time.Time) error {
 		return err
 	}
 	s.caps = r.caps & caps
+	var login *User
+	if s.srv.cfg.Auth == AuthLocal {
+		if err := s.checkLocalLogin(r, salt); err != nil {
+			return err
+		}
+		login = s.srv.cfg.localUser(r.user)
+	}
 	if s.srv.upstreamTLS != nil {
 		if ug.caps&mysql.CLIENT_SSL == 0 {
 			s.sendError(upstreamUnavailable(s.srv.cfg.Upstream, errors.New("upstream does not offer TLS, upstream_tls is enabled")))
@@ -184,6 +204,9 @@ func (s *session) loginUpstream(deadline time.Time) error {
 	if r.db != "" {
 		fwd.caps |= mysql.CLIENT_CONNECT_WITH_DB
 	}
+	if login != nil {
+		return s.loginAs(fwd, login, ug)
+	}
 	if err := s.up.writePacket(fwd.encode()); err != nil {
 		return err
 	}
@@ -191,6 +214,95 @@ func (s *session) loginUpstream(deadline time.Time) error {
 		return err
 	}
 	return s.relayAuth()
+}
+
+// loginAs logs in to the upstream with the account configured for a user
+// heapproxy checked itself (auth: local), speaking the upstream's auth
+// plugin, and hands the upstream's OK or ERR to the client.
+func (s *session) loginAs(fwd *handshakeResponse, u *User, ug *greeting) error {
+	user, password := u.upstreamAccount()
+	plugin, salt := ug.plugin, ug.salt
+	auth, err := scramble(plugin, salt, password)
+	if err != nil {
+		return err
+	}
+	fwd.user, fwd.plugin, fwd.auth = user, plugin, auth
+	send := func(p []byte) error {
+		if err := s.up.writePacket(p); err != nil {
+			return err
+		}
+		return s.up.flush()
+	}
+	if err := send(fwd.encode()); err != nil {
+		return err
+	}
+	for {
+		p, err := s.up.readPacket(maxHandshakePacket)
+		if err != nil {
+			return fmt.Errorf("upstream login: %w", err)
+		}
+		switch {
+		case len(p) == 0:
+			return errors.New("empty packet from upstream during login")
+		case p[0] == hdrOK:
+			s.status = okStatus(p)
+			return s.sendOK()
+		case p[0] == hdrErr:
+			s.sendError(parseErrPacket(p))
+			return fmt.Errorf("upstream refused login as %s: %s", user, parseErrPacket(p).Message)
+		case p[0] == hdrEOF: // auth switch: plugin NUL salt
+			rest := p[1:]
+			i := bytes.IndexByte(rest, 0)
+			if i < 0 {
+				return errMalformed
+			}
+			plugin, salt = string(rest[:i]), bytes.TrimSuffix(rest[i+1:], []byte{0})
+			if auth, err = scramble(plugin, salt, password); err != nil {
+				return err
+			}
+			err = send(auth)
+		case p[0] == hdrAuthMore && len(p) == 2 && p[1] == 3: // caching_sha2 fast auth: OK follows
+		case p[0] == hdrAuthMore && len(p) == 2 && p[1] == 4: // caching_sha2 full auth
+			if s.srv.upstreamTLS != nil {
+				err = send(append([]byte(password), 0))
+			} else {
+				err = send([]byte{2}) // ask for the server's RSA key
+			}
+		case p[0] == hdrAuthMore: // the RSA public key
+			block, _ := pem.Decode(p[1:])
+			if block == nil {
+				return errors.New("upstream sent no PEM public key")
+			}
+			key, err := x509.ParsePKIXPublicKey(block.Bytes)
+			rsaKey, ok := key.(*rsa.PublicKey)
+			if err != nil || !ok {
+				return fmt.Errorf("upstream public key: %v", err)
+			}
+			enc, err := mysql.EncryptPassword(password, salt, rsaKey)
+			if err != nil {
+				return err
+			}
+			err = send(enc)
+		default:
+			return fmt.Errorf("unexpected packet 0x%02x during upstream login", p[0])
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// scramble answers an auth plugin's challenge with the password.
+func scramble(plugin string, salt []byte, password string) ([]byte, error) {
+	switch plugin {
+	case "", nativePassword:
+		return mysql.CalcNativePassword(salt, []byte(password)), nil
+	case "caching_sha2_password":
+		return mysql.CalcCachingSha2Password(salt, []byte(password)), nil
+	case "client_ed25519":
+		return mysql.CalcEd25519Password(salt, password)
+	}
+	return nil, fmt.Errorf("upstream asks for auth plugin %q, which heapproxy cannot answer for a local user; use auth: passthrough", plugin)
 }
 
 // relayAuth relays the authentication exchange until the upstream says OK

@@ -226,3 +226,27 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Fatal("connected after shutdown")
 	}
 }
+
+// auth: local in front of an upstream: heapproxy checks its own user list,
+// then logs in to MariaDB with each user's upstream account, answering the
+// upstream's plugin (native password, ed25519 after an auth switch).
+func TestLocalAuthInFrontOfUpstream(t *testing.T) {
+	srv := startProxy(t, Config{Upstream: env.addr, Auth: AuthLocal, Users: []User{
+		{Name: "bob", Password: "bobpw", UpstreamUser: "app", UpstreamPassword: "secret"},
+		{Name: "eddie", PasswordHash: "*" + strings.ToUpper(fmt.Sprintf("%x", gomysql.NativePasswordHash([]byte("e")))), UpstreamUser: "edu", UpstreamPassword: "edpass"},
+		{Name: "stale", Password: "s", UpstreamUser: "app", UpstreamPassword: "old"},
+	}})
+	h, p := hostPort(srv)
+	for _, c := range []struct{ user, password, want string }{
+		{"bob", "bobpw", "app@"},
+		{"eddie", "e", "edu@"},
+		{"bob", "secret", "ERROR 1045 (28000): Access denied for user 'bob'"},
+		{"app", "secret", "ERROR 1045 (28000): Access denied for user 'app'"},
+		{"stale", "s", "ERROR 1045 (28000): Access denied for user 'app'"},
+	} {
+		out, err := cli(t, h, p, c.user, c.password, "-N", "-e", "SELECT CURRENT_USER()")
+		if !strings.HasPrefix(out, c.want) || (err == nil) != (c.want[0] != 'E') {
+			t.Errorf("%s/%s: %v %q, want %q", c.user, c.password, err, out, c.want)
+		}
+	}
+}

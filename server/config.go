@@ -20,9 +20,14 @@ type Config struct {
 	// selects the embedded default: heapproxy answers alone.
 	Upstream string `yaml:"upstream"`
 	// Users checked by heapproxy itself. Without an upstream they are the
-	// only accounts (default: root with an empty password); with one, the
-	// upstream checks credentials and this list is not consulted for auth.
+	// only accounts (default: root with an empty password); with one, they
+	// are consulted only with Auth "local".
 	Users []User `yaml:"users"`
+	// Auth says who checks passwords when there is an upstream:
+	// "passthrough" (default: the upstream, heapproxy stores none) or
+	// "local" (heapproxy checks Users, then logs in to the upstream with
+	// each user's upstream account).
+	Auth string `yaml:"auth"`
 	// ProfileUsers may run ADMIN EXECUTE HeapProf statements.
 	ProfileUsers []string `yaml:"profile_users"`
 	// TLS towards clients, offered when a certificate is configured.
@@ -42,6 +47,28 @@ type User struct {
 	// hash ("*" followed by 40 hex digits, as in mysql.user).
 	Password     string `yaml:"password"`
 	PasswordHash string `yaml:"password_hash"`
+	// UpstreamUser and UpstreamPassword are the account heapproxy logs in
+	// with for this user under auth: local (default: the same name and
+	// Password).
+	UpstreamUser     string `yaml:"upstream_user"`
+	UpstreamPassword string `yaml:"upstream_password"`
+}
+
+// The values of Config.Auth.
+const (
+	AuthPassThrough = "passthrough"
+	AuthLocal       = "local"
+)
+
+func (u *User) upstreamAccount() (string, string) {
+	name, pw := u.Name, u.Password
+	if u.UpstreamUser != "" {
+		name = u.UpstreamUser
+	}
+	if u.UpstreamPassword != "" {
+		pw = u.UpstreamPassword
+	}
+	return name, pw
 }
 
 // TLSConfig names the certificate heapproxy presents to clients.
@@ -93,6 +120,16 @@ func (c *Config) embedded() bool { return c.Upstream == "" }
 
 // MayProfile tells whether a user may run the profiling statements.
 func (c *Config) MayProfile(user string) bool { return slices.Contains(c.ProfileUsers, user) }
+
+// localUser is the configured user with the name (checked already).
+func (c *Config) localUser(name string) *User {
+	for i, u := range c.localUsers() {
+		if u.Name == name {
+			return &c.localUsers()[i]
+		}
+	}
+	return nil
+}
 
 // localUsers is the account list heapproxy checks itself.
 func (c *Config) localUsers() []User {
@@ -163,6 +200,18 @@ func (c *Config) Validate() error {
 		if _, err := c.Users[i].stage2(); err != nil {
 			return err
 		}
+	}
+	switch c.Auth {
+	case "", AuthPassThrough:
+	case AuthLocal:
+		if c.Upstream == "" {
+			return fmt.Errorf("auth: local needs an upstream; without one heapproxy always checks its users")
+		}
+		if len(c.Users) == 0 {
+			return fmt.Errorf("auth: local needs users")
+		}
+	default:
+		return fmt.Errorf("auth must be %q or %q, not %q", AuthPassThrough, AuthLocal, c.Auth)
 	}
 	if c.UpstreamTLS.Enabled && c.Upstream == "" {
 		return fmt.Errorf("upstream_tls is enabled but no upstream is set")
