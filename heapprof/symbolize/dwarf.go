@@ -370,10 +370,29 @@ func (x *dwarfIndex) loadUnitRaw(off dwarf.Offset, want []uint64) (*unitInfo, er
 	type span struct{ start, n int32 }
 	var spans []span
 	var rangeErr error
+	// Per callback: its index in u.funcs (-1 when not kept) and its
+	// caller's callback index, to find the nearest kept enclosing function.
+	var kept, callers []int32
 	err = x.raw.scanUnit(h, base, want, func(d *scannedDIE) {
+		callers = append(callers, d.caller)
+		if !d.hit {
+			// Holds no wanted address: only its names may be needed,
+			// as the abstract origin of inlined calls.
+			kept = append(kept, -1)
+			if d.tag != dwarf.TagInlinedSubroutine {
+				u.nameOf[d.off] = slices.Clone(d.attrs)
+			}
+			return
+		}
+		kept = append(kept, int32(len(u.funcs)))
 		f := funcInfo{caller: -1, callLine: int(d.callLine)}
 		if d.tag == dwarf.TagInlinedSubroutine {
-			f.caller = d.caller
+			for c := d.caller; c >= 0; c = callers[c] {
+				if kept[c] >= 0 {
+					f.caller = kept[c]
+					break
+				}
+			}
 		}
 		if d.callFile >= 0 {
 			f.callFile = u.fileName(d.callFile)

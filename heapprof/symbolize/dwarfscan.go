@@ -256,6 +256,11 @@ type scannedDIE struct {
 	callFile int64
 	callLine int64
 	caller   int32 // callback index of the nearest enclosing function DIE, -1 if none
+	// hit: the DIE's code holds a wanted address (always, without want).
+	// Functions and inlined calls that hold none cannot answer a wanted
+	// address, nor can the calls inlined into them, which lie inside
+	// their ranges; their subtrees are skipped.
+	hit bool
 }
 
 // scanUnit walks the DIEs of one unit and calls fn for every subprogram,
@@ -363,12 +368,13 @@ func (x *rawDWARF) scanUnit(h unitHeader, base uint64, want []uint64, fn func(*s
 			}
 		}
 		if isFunc {
+			d.hit = want == nil || x.holdsAny(h, base, &d, want)
 			fn(&d)
 		}
 		if a.children {
 			skip := level > 0 && skipSubtree(a.tag)
-			if !skip && want != nil && a.tag == dwarf.TagSubprogram && sibling > 0 {
-				skip = !x.holdsAny(h, base, &d, want)
+			if !skip && !d.hit && isFunc && a.tag != dwarf.TagEntryPoint && sibling > 0 {
+				skip = true
 			}
 			if skip && sibling > 0 {
 				r.off = h.start + int(sibling)
@@ -481,49 +487,70 @@ func (x *rawDWARF) readForm(r *reader, h unitHeader, form uint64, implicit int64
 // .debug_ranges before; base is the unit's low_pc.
 func (x *rawDWARF) rangeList(h unitHeader, off uint64, base uint64) ([][2]uint64, error) {
 	var out [][2]uint64
+	err := x.eachRange(h, off, base, func(lo, hi uint64) bool {
+		out = append(out, [2]uint64{lo, hi})
+		return true
+	})
+	return out, err
+}
+
+// eachRange calls fn for the ranges of the list at off until fn returns
+// false, without allocating: holdsAny runs it for every function DIE.
+func (x *rawDWARF) eachRange(h unitHeader, off uint64, base uint64, fn func(lo, hi uint64) bool) error {
 	if h.version < 5 {
-		r := &reader{b: x.ranges, off: int(off)}
 		if off > uint64(len(x.ranges)) {
-			return nil, errors.New("ranges offset out of range")
+			return errors.New("ranges offset out of range")
 		}
+		r := reader{b: x.ranges, off: int(off)}
 		for r.err == nil {
 			lo, hi := r.fixed(h.addrSize), r.fixed(h.addrSize)
-			if lo == 0 && hi == 0 {
+			if r.err != nil || lo == 0 && hi == 0 {
 				break
 			}
 			if h.addrSize == 8 && lo == ^uint64(0) || h.addrSize == 4 && lo == 0xffffffff {
 				base = hi
 				continue
 			}
-			out = append(out, [2]uint64{base + lo, base + hi})
+			if !fn(base+lo, base+hi) {
+				return nil
+			}
 		}
-		return out, r.err
+		return r.err
 	}
 	if off > uint64(len(x.rnglists)) {
-		return nil, errors.New("rnglists offset out of range")
+		return errors.New("rnglists offset out of range")
 	}
-	r := &reader{b: x.rnglists, off: int(off)}
+	r := reader{b: x.rnglists, off: int(off)}
 	for r.err == nil {
+		var lo, hi uint64
 		switch kind := r.u8(); kind {
 		case 0: // end_of_list
-			return out, r.err
+			return r.err
 		case 4: // offset_pair
-			lo, hi := r.uleb(), r.uleb()
-			out = append(out, [2]uint64{base + lo, base + hi})
+			a, b := r.uleb(), r.uleb()
+			lo, hi = base+a, base+b
 		case 5: // base_address
 			base = r.fixed(h.addrSize)
+			continue
 		case 6: // start_end
-			lo, hi := r.fixed(h.addrSize), r.fixed(h.addrSize)
-			out = append(out, [2]uint64{lo, hi})
+			lo, hi = r.fixed(h.addrSize), r.fixed(h.addrSize)
 		case 7: // start_length
-			lo := r.fixed(h.addrSize)
-			n := r.uleb()
-			out = append(out, [2]uint64{lo, lo + n})
+			lo = r.fixed(h.addrSize)
+			hi = lo + r.uleb()
 		default: // the x forms need .debug_addr
-			return nil, errUnsupported
+			if r.err != nil {
+				return r.err
+			}
+			return errUnsupported
+		}
+		if r.err != nil {
+			break
+		}
+		if !fn(lo, hi) {
+			return nil
 		}
 	}
-	return out, r.err
+	return r.err
 }
 
 // holdsAny reports whether the function's code ranges contain one of the
@@ -534,16 +561,12 @@ func (x *rawDWARF) holdsAny(h unitHeader, base uint64, d *scannedDIE, want []uin
 		return i < len(want) && want[i] < hi
 	}
 	if d.ranges >= 0 {
-		rs, err := x.rangeList(h, uint64(d.ranges), base)
-		if err != nil {
-			return true // let the full decoding report it
-		}
-		for _, r := range rs {
-			if in(r[0], r[1]) {
-				return true
-			}
-		}
-		return false
+		found := false
+		err := x.eachRange(h, uint64(d.ranges), base, func(lo, hi uint64) bool {
+			found = in(lo, hi)
+			return !found
+		})
+		return found || err != nil // on errors, let the full decoding report them
 	}
 	if d.haveLow && d.haveHigh {
 		high := d.high

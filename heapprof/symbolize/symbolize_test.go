@@ -323,8 +323,9 @@ func TestAddr2Line(t *testing.T) {
 		pcs := samplePCs(t, im.path, im.dynamic, 4000)
 		want := addr2line(t, im.path, pcs)
 		// Both DIE decoders: the scanner over mapped sections and the
-		// debug/dwarf fallback (used for compressed debug sections).
-		for _, decoder := range []string{"scanner", "debug-dwarf"} {
+		// debug/dwarf fallback; "partial" decodes units the way Symbolize
+		// does, keeping only what answers the sampled addresses.
+		for _, decoder := range []string{"scanner", "partial", "debug-dwarf"} {
 			t.Run(im.name+"/"+decoder, func(t *testing.T) {
 				o, err := openObject(im.path, []string{"/usr/lib/debug"})
 				if err != nil {
@@ -335,8 +336,17 @@ func TestAddr2Line(t *testing.T) {
 				}
 				bad := 0
 				seen := map[fnKey]bool{}
+				answers := make(map[uint64][]Frame)
+				if decoder == "partial" && o.dw != nil {
+					o.dw.inBatches(pcs, 0, func(uint64) bool { return false }, func(pc uint64) {
+						answers[pc] = o.lookupRun(pc, seen)
+					})
+				}
 				for _, pc := range pcs {
-					got := o.lookupRun(pc, seen)
+					got, ok := answers[pc]
+					if !ok {
+						got = o.lookupRun(pc, seen)
+					}
 					if !sameFrames(got, want[pc]) {
 						bad++
 						if bad <= 10 {

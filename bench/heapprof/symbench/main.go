@@ -28,6 +28,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the cold pass to this file")
 	runJeprof := flag.Bool("jeprof", true, "also time jeprof --raw")
 	memProfile := flag.String("memprofile", "", "write a heap profile after the warm pass to this file")
+	dump := flag.String("dump", "", "write every location's frames after the cold pass to this file (to diff two versions)")
 	dot := flag.Bool("dot", false, "time the whole pipeline (heapprof.Parse, Symbolize, WriteDOT) instead of Symbolize alone")
 	flag.Parse()
 	if flag.NArg() != 2 {
@@ -67,6 +68,12 @@ func main() {
 			os.Exit(1)
 		}
 		symbolized := time.Now()
+		if pass == "cold" && *dump != "" {
+			if err := writeFrames(*dump, p); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+		}
 		if *dot {
 			opt := heapprof.DefaultOptions()
 			opt.Program = bin
@@ -102,6 +109,19 @@ func main() {
 	out, _ := exec.Command("jeprof", "--raw", bin, prof).Output()
 	fmt.Printf("jeprof --raw (nm + addr2line): wall %v, cpu %v, %d symbol lines\n", time.Since(start).Round(time.Millisecond),
 		(childCPUTime() - cpu0).Round(time.Millisecond), strings.Count(string(out), "\n0x"))
+}
+
+// writeFrames writes one line per location: its address and frames.
+func writeFrames(path string, p *profile.Profile) error {
+	var b strings.Builder
+	for _, loc := range p.Location {
+		fmt.Fprintf(&b, "%#x", loc.Address)
+		for _, l := range loc.Line {
+			fmt.Fprintf(&b, " | %s %s:%d", l.Function.SystemName, l.Function.Filename, l.Line)
+		}
+		b.WriteByte('\n')
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
