@@ -133,7 +133,7 @@ func buildModel(p *profile.Profile, opt Options) (*model, error) {
 		if len(fr) > 0 {
 			f := fr[0].short
 			// jeprof's skip regexp: TCMalloc|^tcmalloc::
-			m.skip[i] = skipFrames[f] || strings.Contains(f, "TCMalloc") || strings.HasPrefix(f, "tcmalloc::")
+			m.skip[i] = IsAllocatorFrame(f)
 		}
 	}
 	m.stacks = make([]stack, 0, len(keys))
@@ -317,26 +317,45 @@ func ShortFunctionName(name string) string {
 	return leadTypeRE.ReplaceAllString(name, "$1")
 }
 
-// skipFrames are the allocator entry points jeprof's
-// RemoveUninterestingFrames cuts heap stacks at (and their "_" variants).
+// allocatorNames are the allocator entry points jeprof's
+// RemoveUninterestingFrames cuts heap stacks at.
+var allocatorNames = []string{"calloc", "cfree", "malloc", "newImpl", "void* newImpl", "free",
+	"memalign", "posix_memalign", "aligned_alloc", "pvalloc", "valloc", "realloc",
+	"mallocx", "rallocx", "xallocx", "dallocx", "sdallocx", "sdallocx_noflags",
+	"tc_calloc", "tc_cfree", "tc_malloc", "tc_free", "tc_memalign", "tc_posix_memalign",
+	"tc_pvalloc", "tc_valloc", "tc_realloc", "tc_new", "tc_delete", "tc_newarray",
+	"tc_deletearray", "tc_new_nothrow", "tc_newarray_nothrow", "do_malloc",
+	"::do_malloc", "::do_malloc_or_cpp_alloc", "DoSampledAllocation",
+	"simple_alloc::allocate", "__malloc_alloc_template::allocate", "__builtin_delete",
+	"__builtin_new", "__builtin_vec_delete", "__builtin_vec_new", "operator new",
+	"operator new[]", "malloc_zone_malloc", "malloc_zone_calloc", "malloc_zone_valloc",
+	"malloc_zone_realloc", "malloc_zone_memalign", "malloc_zone_free",
+	"__start_google_malloc", "__stop_google_malloc", "__start_malloc_hook",
+	"__stop_malloc_hook"}
+
+// AllocatorFrames returns the allocator entry points jeprof cuts heap
+// stacks at, each also with the "_" prefix jeprof matches too (for pprof's
+// drop_frames, say).
+func AllocatorFrames() []string {
+	out := make([]string, 0, 2*len(allocatorNames))
+	for _, n := range allocatorNames {
+		out = append(out, n, "_"+n)
+	}
+	return out
+}
+
+// IsAllocatorFrame tells whether a short function name (ShortFunctionName)
+// is one of jeprof's allocator entry points or TCMalloc's internals; jeprof
+// drops such frames and everything below them from heap stacks.
+func IsAllocatorFrame(short string) bool {
+	return skipFrames[short] || strings.Contains(short, "TCMalloc") || strings.HasPrefix(short, "tcmalloc::")
+}
+
+// skipFrames is AllocatorFrames as a set.
 var skipFrames = func() map[string]bool {
-	names := []string{"calloc", "cfree", "malloc", "newImpl", "void* newImpl", "free",
-		"memalign", "posix_memalign", "aligned_alloc", "pvalloc", "valloc", "realloc",
-		"mallocx", "rallocx", "xallocx", "dallocx", "sdallocx", "sdallocx_noflags",
-		"tc_calloc", "tc_cfree", "tc_malloc", "tc_free", "tc_memalign", "tc_posix_memalign",
-		"tc_pvalloc", "tc_valloc", "tc_realloc", "tc_new", "tc_delete", "tc_newarray",
-		"tc_deletearray", "tc_new_nothrow", "tc_newarray_nothrow", "do_malloc",
-		"::do_malloc", "::do_malloc_or_cpp_alloc", "DoSampledAllocation",
-		"simple_alloc::allocate", "__malloc_alloc_template::allocate", "__builtin_delete",
-		"__builtin_new", "__builtin_vec_delete", "__builtin_vec_new", "operator new",
-		"operator new[]", "malloc_zone_malloc", "malloc_zone_calloc", "malloc_zone_valloc",
-		"malloc_zone_realloc", "malloc_zone_memalign", "malloc_zone_free",
-		"__start_google_malloc", "__stop_google_malloc", "__start_malloc_hook",
-		"__stop_malloc_hook"}
-	m := make(map[string]bool, 2*len(names))
-	for _, n := range names {
+	m := map[string]bool{}
+	for _, n := range AllocatorFrames() {
 		m[n] = true
-		m["_"+n] = true
 	}
 	return m
 }()

@@ -141,7 +141,7 @@ func (c *frameCache) loc(loc *profile.Location) *locFrames {
 		f.shorts = append(f.shorts, c.short(n))
 	}
 	if n := len(loc.Line); n > 0 {
-		f.allocator = isAllocator(f.shorts[n-1])
+		f.allocator = heapprof.IsAllocatorFrame(f.shorts[n-1])
 	}
 	c.locs[loc] = f
 	return f
@@ -237,36 +237,6 @@ func funcName(f *profile.Function) string {
 		return f.SystemName
 	}
 	return "??"
-}
-
-// allocatorEntries are the allocator entry points jeprof's
-// RemoveUninterestingFrames cuts heap stacks at, by short name (jeprof
-// also matches each with a leading "_").
-var allocatorEntries = map[string]bool{
-	"calloc": true, "cfree": true, "malloc": true, "newImpl": true, "void* newImpl": true,
-	"free": true, "memalign": true, "posix_memalign": true, "aligned_alloc": true,
-	"pvalloc": true, "valloc": true, "realloc": true, "mallocx": true, "rallocx": true,
-	"xallocx": true, "dallocx": true, "sdallocx": true, "sdallocx_noflags": true,
-	"tc_calloc": true, "tc_cfree": true, "tc_malloc": true, "tc_free": true,
-	"tc_memalign": true, "tc_posix_memalign": true, "tc_pvalloc": true, "tc_valloc": true,
-	"tc_realloc": true, "tc_new": true, "tc_delete": true, "tc_newarray": true,
-	"tc_deletearray": true, "tc_new_nothrow": true, "tc_newarray_nothrow": true,
-	"do_malloc": true, "::do_malloc": true, "::do_malloc_or_cpp_alloc": true,
-	"DoSampledAllocation": true, "simple_alloc::allocate": true,
-	"__malloc_alloc_template::allocate": true, "__builtin_delete": true,
-	"__builtin_new": true, "__builtin_vec_delete": true, "__builtin_vec_new": true,
-	"operator new": true, "operator new[]": true, "malloc_zone_malloc": true,
-	"malloc_zone_calloc": true, "malloc_zone_valloc": true, "malloc_zone_realloc": true,
-	"malloc_zone_memalign": true, "malloc_zone_free": true,
-	"__start_google_malloc": true, "__stop_google_malloc": true,
-	"__start_malloc_hook": true, "__stop_malloc_hook": true,
-}
-
-// isAllocator tells whether a short function name is an allocator entry
-// point.
-func isAllocator(short string) bool {
-	return allocatorEntries[short] || allocatorEntries[strings.TrimPrefix(short, "_")] ||
-		strings.Contains(short, "TCMalloc") || strings.HasPrefix(short, "tcmalloc::")
 }
 
 func round(f float64) int64 {

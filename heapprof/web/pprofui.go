@@ -18,6 +18,8 @@ import (
 	"github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
 	"go.uber.org/zap"
+
+	"github.com/heapproxy/heapproxy/heapprof"
 )
 
 // driverMu serializes calls into pprof's driver. It is the package's one
@@ -118,28 +120,14 @@ func (h *Handler) readProfile(ctx context.Context, id string) (*profile.Profile,
 
 // allocatorFrames is a drop_frames regexp (pprof anchors it and matches
 // function names without their argument lists) of the allocator entry
-// points jeprof cuts heap stacks at: the list in RemoveUninterestingFrames
-// of /usr/bin/jeprof, each also with the "_" prefix OS X adds. Names are
-// matched whole, so Go profiles (runtime.mallocgc) are unaffected.
+// points jeprof cuts heap stacks at. Names are matched whole, so Go
+// profiles (runtime.mallocgc) are unaffected.
 func allocatorFrames() string {
-	names := []string{"calloc", "cfree", "malloc", "newImpl", "void* newImpl", "free",
-		"memalign", "posix_memalign", "aligned_alloc", "pvalloc", "valloc", "realloc",
-		"mallocx", "rallocx", "xallocx", "dallocx", "sdallocx", "sdallocx_noflags",
-		"tc_calloc", "tc_cfree", "tc_malloc", "tc_free", "tc_memalign", "tc_posix_memalign",
-		"tc_pvalloc", "tc_valloc", "tc_realloc", "tc_new", "tc_delete", "tc_newarray",
-		"tc_deletearray", "tc_new_nothrow", "tc_newarray_nothrow", "do_malloc",
-		"::do_malloc", "::do_malloc_or_cpp_alloc", "DoSampledAllocation",
-		"simple_alloc::allocate", "__malloc_alloc_template::allocate", "__builtin_delete",
-		"__builtin_new", "__builtin_vec_delete", "__builtin_vec_new", "operator new",
-		"operator new[]", "malloc_zone_malloc", "malloc_zone_calloc", "malloc_zone_valloc",
-		"malloc_zone_realloc", "malloc_zone_memalign", "malloc_zone_free",
-		"__start_google_malloc", "__stop_google_malloc", "__start_malloc_hook",
-		"__stop_malloc_hook"}
-	alts := make([]string, 0, 2*len(names))
-	for _, n := range names {
-		alts = append(alts, regexp.QuoteMeta(n), regexp.QuoteMeta("_"+n))
+	names := heapprof.AllocatorFrames()
+	for i, n := range names {
+		names[i] = regexp.QuoteMeta(n)
 	}
-	return strings.Join(alts, "|")
+	return strings.Join(names, "|")
 }
 
 var errTooLarge = errors.New("profile too large")
