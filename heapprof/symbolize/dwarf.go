@@ -15,15 +15,20 @@ import (
 // are decoded lazily, only those whose ranges hold a looked-up address.
 type dwarfIndex struct {
 	d     *dwarf.Data
-	raw   *rawDWARF // plain sections for the fast scanner; nil to use debug/dwarf
+	raw   *rawDWARF // mapped sections for the fast scanner; nil to use debug/dwarf
 	cus   []cuRange // sorted by low
 	units map[dwarf.Offset]*unitInfo
+	// byHeader: cus and units are keyed by the offset of the unit header,
+	// not of its first entry. Finding the entry means reading the header;
+	// when .debug_info is compressed, that would inflate it all at once.
+	byHeader bool
+	onlyGo   bool // tests: decode with debug/dwarf even where the scanner could
 }
 
 // cuRange is one address range of a compilation unit.
 type cuRange struct {
 	low, high uint64
-	off       dwarf.Offset // offset of the unit's DW_TAG_compile_unit entry
+	off       dwarf.Offset // offset of the unit's DW_TAG_compile_unit entry (of its header when byHeader)
 }
 
 // unitInfo is what BFD's comp_unit holds after scan_unit_for_symbols and
@@ -34,6 +39,7 @@ type unitInfo struct {
 	seqs    []lineSeq
 	files   []string
 	nameOf  map[dwarf.Offset][]nameAttr // name-bearing attributes of subprogram DIEs
+	hdr     unitHeader                  // the unit's header, when decoded by the scanner
 	invalid bool
 }
 
@@ -74,13 +80,31 @@ type lineRow struct {
 
 const attrMIPSLinkageName dwarf.Attr = 0x2007
 
-func newDwarfIndex(d *dwarf.Data, aranges []byte) (*dwarfIndex, error) {
-	x := &dwarfIndex{d: d, units: make(map[dwarf.Offset]*unitInfo)}
+// newDwarfIndex indexes the units of debug/dwarf's reader d (raw nil) or
+// of the mapped sections raw (d nil: built only for fallbacks).
+func newDwarfIndex(d *dwarf.Data, raw *rawDWARF, aranges []byte) (*dwarfIndex, error) {
+	x := &dwarfIndex{d: d, raw: raw, units: make(map[dwarf.Offset]*unitInfo)}
+	firstEntry := func(hdr dwarf.Offset) (dwarf.Offset, error) { return firstEntryOffset(d, hdr) }
+	if raw != nil {
+		if s := raw.secs["aranges"]; s != nil {
+			b, err := s.all()
+			if err != nil {
+				return nil, fmt.Errorf(".debug_aranges: %w", err)
+			}
+			aranges = b
+		}
+		firstEntry = func(hdr dwarf.Offset) (dwarf.Offset, error) { return hdr, nil }
+	}
 	var err error
 	if len(aranges) > 0 {
-		x.cus, err = parseAranges(d, aranges)
+		x.cus, err = parseAranges(aranges, firstEntry)
+		x.byHeader = raw != nil && err == nil
 	}
 	if len(aranges) == 0 || err != nil {
+		d, derr := x.data()
+		if derr != nil {
+			return nil, derr
+		}
 		x.cus, err = unitRanges(d)
 		if err != nil {
 			return nil, err
@@ -90,9 +114,35 @@ func newDwarfIndex(d *dwarf.Data, aranges []byte) (*dwarfIndex, error) {
 	return x, nil
 }
 
+// data is debug/dwarf's reader, built on first use over mapped sections.
+func (x *dwarfIndex) data() (*dwarf.Data, error) {
+	if x.d != nil {
+		return x.d, nil
+	}
+	return x.raw.dwarfData()
+}
+
+// entry reads the DIE at off with debug/dwarf.
+func (x *dwarfIndex) entry(off dwarf.Offset) (*dwarf.Entry, error) {
+	d, err := x.data()
+	if err != nil {
+		return nil, err
+	}
+	r := d.Reader()
+	r.Seek(off)
+	e, err := r.Next()
+	if err != nil {
+		return nil, fmt.Errorf("read DIE at %#x: %w", off, err)
+	}
+	if e == nil {
+		return nil, fmt.Errorf("no DIE at %#x", off)
+	}
+	return e, nil
+}
+
 // parseAranges reads .debug_aranges, mapping each set's debug_info offset
 // (a unit header) to the offset of the unit's first entry.
-func parseAranges(d *dwarf.Data, b []byte) ([]cuRange, error) {
+func parseAranges(b []byte, firstEntry func(hdr dwarf.Offset) (dwarf.Offset, error)) ([]cuRange, error) {
 	var out []cuRange
 	for off := 0; off < len(b); {
 		if len(b)-off < 4 {
@@ -141,7 +191,7 @@ func parseAranges(d *dwarf.Data, b []byte) ([]cuRange, error) {
 		if rem := (p - off) % tuple; rem != 0 {
 			p += tuple - rem
 		}
-		dieOff, err := firstEntryOffset(d, dwarf.Offset(infoOff))
+		dieOff, err := firstEntry(dwarf.Offset(infoOff))
 		if err != nil {
 			return nil, err
 		}
@@ -337,32 +387,49 @@ func (x *dwarfIndex) loadUnit(off dwarf.Offset) (*unitInfo, error) {
 // want (all of the unit when want is nil). Such a partial unit must only
 // answer those addresses.
 func (x *dwarfIndex) loadUnitFor(off dwarf.Offset, want []uint64) (*unitInfo, error) {
-	if x.raw != nil {
-		u, err := x.loadUnitRaw(off, want)
+	if x.raw == nil {
+		return x.loadUnitGo(off)
+	}
+	var h unitHeader
+	var err error
+	if x.byHeader {
+		h, err = x.raw.parseHeader(int(off))
+	} else {
+		h, err = x.raw.headerFor(int(off))
+	}
+	if err != nil {
+		if x.byHeader {
+			return nil, fmt.Errorf("unit header at %#x: %w", off, err)
+		}
+		return x.loadUnitGo(off)
+	}
+	if !x.onlyGo {
+		u, err := x.loadUnitRaw(h, want)
 		if !errors.Is(err, errUnsupported) {
 			return u, err
 		}
 	}
-	return x.loadUnitGo(off)
+	return x.loadUnitGo(dwarf.Offset(h.dieOff))
 }
 
 // loadUnitRaw is loadUnitGo over rawDWARF.scanUnit.
-func (x *dwarfIndex) loadUnitRaw(off dwarf.Offset, want []uint64) (*unitInfo, error) {
-	h, err := x.raw.headerFor(int(off))
+func (x *dwarfIndex) loadUnitRaw(h unitHeader, want []uint64) (*unitInfo, error) {
+	off := dwarf.Offset(h.dieOff)
+	cu, err := x.raw.readUnitEntry(h)
 	if err != nil {
-		return nil, errUnsupported
+		if errors.Is(err, errUnsupported) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("read unit at %#x: %w", off, err)
 	}
-	r := x.d.Reader()
-	r.Seek(off)
-	cu, err := r.Next()
-	if err != nil || cu == nil {
-		return nil, fmt.Errorf("read unit at %#x: %v", off, err)
-	}
-	u := &unitInfo{nameOf: make(map[dwarf.Offset][]nameAttr)}
-	if err := x.readLines(u, cu, h.addrSize, want); err != nil {
+	u := &unitInfo{nameOf: make(map[dwarf.Offset][]nameAttr), hdr: h}
+	if err := x.readLines(u, off, cu, h.addrSize, want); err != nil {
 		return nil, fmt.Errorf("line table of unit at %#x: %w", off, err)
 	}
-	base, _ := cu.Val(dwarf.AttrLowpc).(uint64)
+	if !cu.children {
+		return u, nil
+	}
+	base := cu.low
 	var pending [][]nameAttr
 	// All ranges of the unit share one array; funcs point into it once it
 	// stops growing.
@@ -440,7 +507,7 @@ func (x *dwarfIndex) loadUnitRaw(off dwarf.Offset, want []uint64) (*unitInfo, er
 			u.funcs[i].ranges = store[sp.start : sp.start+sp.n : sp.start+sp.n]
 		}
 	}
-	cLike := cLikeLanguage(cu)
+	cLike := cLikeLanguage(cu.lang)
 	for i, attrs := range pending {
 		f := &u.funcs[i]
 		x.applyNames(u, attrs, true, 0, cLike, &f.name, &f.isLinkage)
@@ -452,7 +519,11 @@ func (x *dwarfIndex) loadUnitRaw(off dwarf.Offset, want []uint64) (*unitInfo, er
 
 // loadUnitGo decodes one unit with debug/dwarf's reader.
 func (x *dwarfIndex) loadUnitGo(off dwarf.Offset) (*unitInfo, error) {
-	r := x.d.Reader()
+	d, err := x.data()
+	if err != nil {
+		return nil, err
+	}
+	r := d.Reader()
 	r.Seek(off)
 	cu, err := r.Next()
 	if err != nil {
@@ -462,7 +533,7 @@ func (x *dwarfIndex) loadUnitGo(off dwarf.Offset) (*unitInfo, error) {
 		return nil, fmt.Errorf("no unit at %#x", off)
 	}
 	u := &unitInfo{nameOf: make(map[dwarf.Offset][]nameAttr)}
-	if err := u.readLinesGo(x.d, cu, nil); err != nil {
+	if err := u.readLinesGo(d, cu, nil); err != nil {
 		return nil, fmt.Errorf("line table of unit at %#x: %w", off, err)
 	}
 	if !cu.Children {
@@ -546,7 +617,7 @@ func (x *dwarfIndex) loadUnitGo(off dwarf.Offset) (*unitInfo, error) {
 				}
 			}
 			if haveRanges {
-				rs, err := x.d.Ranges(e)
+				rs, err := d.Ranges(e)
 				if err == nil {
 					f.ranges = f.ranges[:0]
 					for _, rg := range rs {
@@ -577,7 +648,8 @@ func (x *dwarfIndex) loadUnitGo(off dwarf.Offset) (*unitInfo, error) {
 			stack = append(stack, -1)
 		}
 	}
-	cLike := cLikeLanguage(cu)
+	lang, _ := cu.Val(dwarf.AttrLanguage).(int64)
+	cLike := cLikeLanguage(lang)
 	for _, p := range pending {
 		f := &u.funcs[p.idx]
 		x.applyNames(u, p.attrs, true, 0, cLike, &f.name, &f.isLinkage)
@@ -589,19 +661,22 @@ func (x *dwarfIndex) loadUnitGo(off dwarf.Offset) (*unitInfo, error) {
 
 // readLines decodes the unit's line table with lineProgram, or with
 // debug/dwarf where the table uses forms lineProgram does not read.
-func (x *dwarfIndex) readLines(u *unitInfo, cu *dwarf.Entry, addrSize int, want []uint64) error {
-	off, ok := cu.Val(dwarf.AttrStmtList).(int64)
-	if !ok || x.raw.line == nil {
+func (x *dwarfIndex) readLines(u *unitInfo, unitOff dwarf.Offset, cu unitEntry, addrSize int, want []uint64) error {
+	if cu.stmtList < 0 || x.raw.line == nil {
 		return nil
 	}
-	compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
-	p, err := parseLineProgram(x.raw.line, uint64(off), compDir, addrSize, x.raw.str, x.raw.lineStr)
+	p, err := parseLineProgram(x.raw.line, uint64(cu.stmtList), cu.compDir, addrSize, x.raw.str, x.raw.lineStr)
 	if err == nil {
 		err = p.decode(u, want)
 	}
 	if errors.Is(err, errUnsupported) {
 		u.files, u.seqs = nil, nil
-		return u.readLinesGo(x.d, cu, want)
+		e, err := x.entry(unitOff)
+		if err != nil {
+			return err
+		}
+		d, _ := x.data() // entry succeeded: d is built
+		return u.readLinesGo(d, e, want)
 	}
 	if err != nil {
 		return err
@@ -649,10 +724,15 @@ func (x *dwarfIndex) namesAt(u *unitInfo, off dwarf.Offset) []nameAttr {
 	if u.nameOf == nil {
 		u.nameOf = make(map[dwarf.Offset][]nameAttr)
 	}
-	r := x.d.Reader()
-	r.Seek(off)
-	e, err := r.Next()
-	if err != nil || e == nil {
+	if x.raw != nil && u.hdr.end > 0 {
+		attrs, err := x.raw.dieNames(u.hdr, int(off))
+		if err == nil {
+			u.nameOf[off] = attrs
+			return attrs
+		}
+	}
+	e, err := x.entry(off)
+	if err != nil {
 		return nil
 	}
 	var attrs []nameAttr
@@ -872,8 +952,7 @@ func le64(b []byte) uint64 { return uint64(le32(b)) | uint64(le32(b[4:]))<<32 }
 
 // cLikeLanguage is BFD's mangle_style(lang) == 0: languages whose
 // DW_AT_name is the symbol name (C, Fortran, Pascal and the like).
-func cLikeLanguage(cu *dwarf.Entry) bool {
-	lang, _ := cu.Val(dwarf.AttrLanguage).(int64)
+func cLikeLanguage(lang int64) bool {
 	switch lang {
 	case 0x01, 0x02, 0x0c, 0x1d, // C89, C, C99, C11
 		0x05, 0x06, 0x07, 0x0e, 0x22, 0x23, // Cobol, Fortran77/90/95/03/08

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"sync"
 )
 
@@ -12,10 +13,89 @@ import (
 // a DIE walker that decodes only the attributes addr2line uses and skips
 // the rest by form, without debug/dwarf's per-entry allocations.
 type rawDWARF struct {
-	info, abbrev, str, lineStr, ranges, rnglists, line []byte
+	// .debug_info and .debug_line are read as far as the units asked for
+	// need; the smaller sections are loaded whole on first use (load).
+	info, line                              *debugSection
+	abbrev, str, lineStr, ranges, rnglists []byte
+	secs                                    map[string]*debugSection // every .debug_* section, by name without the prefix
+
+	loadOnce sync.Once
+	loadErr  error
+
+	goOnce sync.Once // debug/dwarf's reader over the whole sections, for fallbacks
+	goData *dwarf.Data
+	goErr  error
+
+	hdrMu  sync.Mutex
+	starts []int // offsets of the unit headers walked so far, ascending (unitAt)
 
 	mu      sync.Mutex // guards abbrevs: units are scanned in parallel
 	abbrevs map[uint64]map[uint64]*abbrev
+}
+
+// load inflates (or takes in place) the sections read whole.
+func (x *rawDWARF) load() error {
+	x.loadOnce.Do(func() {
+		for name, dst := range map[string]*[]byte{"abbrev": &x.abbrev, "str": &x.str, "line_str": &x.lineStr,
+			"ranges": &x.ranges, "rnglists": &x.rnglists} {
+			s := x.secs[name]
+			if s == nil {
+				continue
+			}
+			b, err := s.all()
+			if err != nil {
+				x.loadErr = fmt.Errorf(".debug_%s: %w", name, err)
+				return
+			}
+			*dst = b
+		}
+	})
+	return x.loadErr
+}
+
+// dwarfData builds debug/dwarf's reader over the whole sections (inflating
+// them all), for what the scanner does not read itself.
+func (x *rawDWARF) dwarfData() (*dwarf.Data, error) {
+	x.goOnce.Do(func() {
+		whole := map[string][]byte{}
+		for name, s := range x.secs {
+			b, err := s.all()
+			if err != nil {
+				x.goErr = fmt.Errorf(".debug_%s: %w", name, err)
+				return
+			}
+			whole[name] = b
+		}
+		x.goData, x.goErr = newGoDWARF(whole)
+	})
+	return x.goData, x.goErr
+}
+
+// unitAt returns the header of the unit holding .debug_info offset off,
+// walking the unit headers from the start as far as needed.
+func (x *rawDWARF) unitAt(off int) (unitHeader, error) {
+	x.hdrMu.Lock()
+	defer x.hdrMu.Unlock()
+	if len(x.starts) == 0 {
+		x.starts = []int{0}
+	}
+	for {
+		i := sort.SearchInts(x.starts, off+1) - 1
+		h, err := x.parseHeader(x.starts[i])
+		if err != nil {
+			return h, err
+		}
+		if off < h.end {
+			return h, nil
+		}
+		if i < len(x.starts)-1 {
+			return h, fmt.Errorf("offset %#x between units", off)
+		}
+		if h.end >= x.info.len() {
+			return h, fmt.Errorf("offset %#x beyond .debug_info", off)
+		}
+		x.starts = append(x.starts, h.end)
+	}
 }
 
 type abbrev struct {
@@ -151,6 +231,9 @@ func cstringAt(b []byte, off uint64) string {
 }
 
 func (x *rawDWARF) abbrevTable(off uint64) (map[uint64]*abbrev, error) {
+	if err := x.load(); err != nil {
+		return nil, err
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if t, ok := x.abbrevs[off]; ok {
@@ -212,7 +295,8 @@ func (x *rawDWARF) parseHeader(start int) (unitHeader, error) {
 	if start < 0 {
 		return unitHeader{}, errUnsupported
 	}
-	r := &reader{b: x.info, off: start}
+	info := x.info.prefix(start + 24)
+	r := &reader{b: info, off: start}
 	h := unitHeader{start: start, offSize: 4}
 	length := r.fixed(4)
 	if length == 0xffffffff {
@@ -234,7 +318,7 @@ func (x *rawDWARF) parseHeader(start int) (unitHeader, error) {
 	default:
 		return h, errUnsupported
 	}
-	if r.err != nil || h.end > len(x.info) || h.end < r.off {
+	if r.err != nil || h.end > x.info.len() || h.end < r.off {
 		return h, errors.New("bad unit header")
 	}
 	h.dieOff = r.off
@@ -277,7 +361,11 @@ func (x *rawDWARF) scanUnit(h unitHeader, base uint64, want []uint64, fn func(*s
 	if err != nil {
 		return err
 	}
-	r := &reader{b: x.info[:h.end], off: h.dieOff, strs: make(map[uint64]string)}
+	info := x.info.prefix(h.end)
+	if len(info) < h.end {
+		return fmt.Errorf("unit at %#x: .debug_info cannot be read", h.start)
+	}
+	r := &reader{b: info[:h.end], off: h.dieOff, strs: make(map[uint64]string)}
 	level := -1 // the unit DIE is at level 0
 	var d scannedDIE
 	var funcAt []int32 // per level: callback index of the function DIE there, or -1
@@ -576,4 +664,125 @@ func (x *rawDWARF) holdsAny(h unitHeader, base uint64, d *scannedDIE, want []uin
 		return in(d.low, high)
 	}
 	return false
+}
+
+// unitEntry is what the unit's own DIE tells: where its line table is,
+// its compilation directory, base address and language.
+type unitEntry struct {
+	stmtList int64 // -1 without a line table
+	compDir  string
+	low      uint64
+	lang     int64
+	children bool
+}
+
+// readUnitEntry decodes the unit's first DIE (DW_TAG_compile_unit or
+// DW_TAG_partial_unit).
+func (x *rawDWARF) readUnitEntry(h unitHeader) (unitEntry, error) {
+	e := unitEntry{stmtList: -1}
+	if err := x.load(); err != nil {
+		return e, err
+	}
+	tab, err := x.abbrevTable(h.abbrevOff)
+	if err != nil {
+		return e, err
+	}
+	info := x.info.prefix(h.end)
+	if len(info) < h.end {
+		return e, fmt.Errorf("unit at %#x: .debug_info cannot be read", h.start)
+	}
+	r := &reader{b: info[:h.end], off: h.dieOff, strs: make(map[uint64]string)}
+	a := tab[r.uleb()]
+	if a == nil || a.tag != dwarf.TagCompileUnit && a.tag != dwarf.TagPartialUnit {
+		return e, fmt.Errorf("no compile unit at %#x", h.dieOff)
+	}
+	e.children = a.children
+	for _, at := range a.attrs {
+		form := at.form
+		if form == 0x16 { // DW_FORM_indirect
+			form = r.uleb()
+		}
+		switch at.attr {
+		case dwarf.AttrStmtList, dwarf.AttrCompDir, dwarf.AttrLowpc, dwarf.AttrLanguage:
+		default:
+			if err := x.skipForm(r, h, form); err != nil {
+				return e, err
+			}
+			continue
+		}
+		v, s, _, err := x.readForm(r, h, form, at.implicit)
+		if err != nil {
+			return e, err
+		}
+		switch at.attr {
+		case dwarf.AttrStmtList:
+			e.stmtList = int64(v)
+		case dwarf.AttrCompDir:
+			e.compDir = s
+		case dwarf.AttrLowpc:
+			e.low = v
+		case dwarf.AttrLanguage:
+			e.lang = int64(v)
+		}
+	}
+	return e, r.err
+}
+
+// dieNames reads the name-bearing attributes of the DIE at off (the target
+// of an abstract origin or specification), in its own unit.
+func (x *rawDWARF) dieNames(h unitHeader, off int) ([]nameAttr, error) {
+	if off < h.dieOff || off >= h.end {
+		var err error
+		if h, err = x.unitAt(off); err != nil {
+			return nil, err
+		}
+		if off < h.dieOff {
+			return nil, fmt.Errorf("offset %#x inside a unit header", off)
+		}
+	}
+	tab, err := x.abbrevTable(h.abbrevOff)
+	if err != nil {
+		return nil, err
+	}
+	info := x.info.prefix(h.end)
+	if len(info) < h.end {
+		return nil, fmt.Errorf("unit at %#x: .debug_info cannot be read", h.start)
+	}
+	r := &reader{b: info[:h.end], off: off, strs: make(map[uint64]string)}
+	a := tab[r.uleb()]
+	if a == nil {
+		return nil, fmt.Errorf("no DIE at %#x", off)
+	}
+	var attrs []nameAttr
+	for _, at := range a.attrs {
+		form := at.form
+		if form == 0x16 { // DW_FORM_indirect
+			form = r.uleb()
+		}
+		switch at.attr {
+		case dwarf.AttrName, dwarf.AttrLinkageName, attrMIPSLinkageName, dwarf.AttrAbstractOrigin, dwarf.AttrSpecification:
+		default:
+			if err := x.skipForm(r, h, form); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		v, s, isStr, err := x.readForm(r, h, form, at.implicit)
+		if err != nil {
+			return nil, err
+		}
+		switch at.attr {
+		case dwarf.AttrName, dwarf.AttrLinkageName, attrMIPSLinkageName:
+			if isStr {
+				attrs = append(attrs, nameAttr{attr: at.attr, str: s})
+			}
+		default:
+			ref := v
+			if form != 0x10 { // not DW_FORM_ref_addr: unit-relative
+				ref += uint64(h.start)
+			}
+			attrs = append(attrs, nameAttr{attr: at.attr, ref: dwarf.Offset(ref)})
+		}
+	}
+	return attrs, r.err
 }

@@ -34,10 +34,11 @@ var errLineTable = errors.New("malformed line table")
 
 // parseLineProgram reads the header of the line program at off.
 // compDir is the unit's DW_AT_comp_dir, addrSize its address size.
-func parseLineProgram(sec []byte, off uint64, compDir string, addrSize int, str, lineStr []byte) (*lineProgram, error) {
-	if off >= uint64(len(sec)) {
+func parseLineProgram(ls *debugSection, off uint64, compDir string, addrSize int, str, lineStr []byte) (*lineProgram, error) {
+	if off >= uint64(ls.len()) {
 		return nil, fmt.Errorf("line table offset %#x out of range", off)
 	}
+	sec := ls.prefix(int(off) + 12)
 	r := &reader{b: sec, off: int(off)}
 	offSize := 4
 	length := r.fixed(4)
@@ -45,10 +46,13 @@ func parseLineProgram(sec []byte, off uint64, compDir string, addrSize int, str,
 		length = r.fixed(8)
 		offSize = 8
 	}
-	if r.err != nil || length > uint64(len(sec)-r.off) {
+	if r.err != nil || length > uint64(ls.len()-r.off) {
 		return nil, fmt.Errorf("line table at %#x: length %d exceeds the section", off, length)
 	}
 	end := r.off + int(length)
+	if sec = ls.prefix(end); len(sec) < end {
+		return nil, fmt.Errorf("line table at %#x: .debug_line cannot be read", off)
+	}
 	r.b = sec[:end]
 	p := &lineProgram{str: str, lineStr: lineStr, addrSize: addrSize}
 	p.version = int(r.fixed(2))

@@ -29,7 +29,11 @@ func TestLineProgram(t *testing.T) {
 			}
 			pcs := samplePCs(t, tc.path, false, 500)
 			units := 0
-			r := o.dw.d.Reader()
+			d, err := o.dw.data()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := d.Reader()
 			for {
 				cu, err := r.Next()
 				if err != nil {
@@ -43,12 +47,16 @@ func TestLineProgram(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				ue, err := o.dw.raw.readUnitEntry(h)
+				if err != nil {
+					t.Fatal(err)
+				}
 				for _, want := range [][]uint64{nil, pcs} {
 					var got, ref unitInfo
-					if err := o.dw.readLines(&got, cu, h.addrSize, want); err != nil {
+					if err := o.dw.readLines(&got, cu.Offset, ue, h.addrSize, want); err != nil {
 						t.Fatalf("unit %#x: %v", cu.Offset, err)
 					}
-					if err := ref.readLinesGo(o.dw.d, cu, want); err != nil {
+					if err := ref.readLinesGo(d, cu, want); err != nil {
 						t.Fatalf("unit %#x: debug/dwarf: %v", cu.Offset, err)
 					}
 					if !reflect.DeepEqual(got.files, ref.files) {

@@ -3,6 +3,7 @@ package symbolize
 import (
 	"debug/dwarf"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -40,53 +41,67 @@ func mapFile(path string) (*mappedFile, error) {
 	return m, nil
 }
 
-// mappedDWARF builds the DWARF reader over the mapped file when every debug
-// section is stored plainly (not compressed, not relocatable); otherwise it
-// returns nil and the caller falls back to elf.File.DWARF, which copies.
-func mappedDWARF(f *elf.File, m *mappedFile) (*dwarf.Data, *rawDWARF, []byte, error) {
+// mappedDWARF reads the debug sections of the mapped file in place,
+// inflating compressed ones on demand. It returns nil (and the caller falls
+// back to elf.File.DWARF, which copies and relocates) for relocatable
+// files and for sections it cannot read in place (zstd, .zdebug_*).
+func mappedDWARF(f *elf.File, m *mappedFile) (*rawDWARF, error) {
 	if f.Type != elf.ET_EXEC && f.Type != elf.ET_DYN {
-		return nil, nil, nil, nil
+		return nil, nil
 	}
-	secs := map[string][]byte{}
+	secs := map[string]*debugSection{}
 	for _, s := range f.Sections {
+		if strings.HasPrefix(s.Name, ".zdebug_") {
+			return nil, nil
+		}
 		name, ok := strings.CutPrefix(s.Name, ".debug_")
 		if !ok {
 			continue
 		}
-		if s.Flags&elf.SHF_COMPRESSED != 0 || s.Type == elf.SHT_NOBITS {
-			return nil, nil, nil, nil
+		if s.Type == elf.SHT_NOBITS {
+			return nil, nil
 		}
-		end := s.Offset + s.Size
-		if end < s.Offset || end > uint64(len(m.data)) {
-			return nil, nil, nil, fmt.Errorf("section %s outside the file", s.Name)
+		switch name {
+		case "loc", "loclists", "frame", "macro", "macinfo", "pubnames", "pubtypes", "gnu_pubnames", "gnu_pubtypes":
+			continue // never read: not inflated either
 		}
-		secs[name] = m.data[s.Offset:end:end]
+		ds, err := newDebugSection(f, s, m.data)
+		if errors.Is(err, errUnsupported) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		secs[name] = ds
 	}
-	if secs["info"] == nil {
-		return nil, nil, nil, nil
+	if secs["info"] == nil || secs["abbrev"] == nil {
+		return nil, nil
 	}
+	return &rawDWARF{
+		info: secs["info"], line: secs["line"], secs: secs,
+		abbrevs: make(map[uint64]map[uint64]*abbrev),
+	}, nil
+}
+
+// newGoDWARF builds debug/dwarf's reader over whole sections.
+func newGoDWARF(secs map[string][]byte) (*dwarf.Data, error) {
 	d, err := dwarf.New(secs["abbrev"], nil, nil, secs["info"], secs["line"], nil, secs["ranges"], secs["str"])
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	for name, b := range secs {
 		switch name {
-		case "abbrev", "info", "line", "ranges", "str", "aranges", "frame", "pubnames":
+		case "abbrev", "info", "line", "ranges", "str", "aranges":
 			continue
 		case "types":
 			if err := d.AddTypes(".debug_types", b); err != nil {
-				return nil, nil, nil, err
+				return nil, err
 			}
 		default:
 			if err := d.AddSection(".debug_"+name, b); err != nil {
-				return nil, nil, nil, err
+				return nil, err
 			}
 		}
 	}
-	raw := &rawDWARF{
-		info: secs["info"], abbrev: secs["abbrev"], str: secs["str"], lineStr: secs["line_str"], line: secs["line"],
-		ranges: secs["ranges"], rnglists: secs["rnglists"],
-		abbrevs: make(map[uint64]map[uint64]*abbrev),
-	}
-	return d, raw, secs["aranges"], nil
+	return d, nil
 }

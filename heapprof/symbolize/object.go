@@ -97,18 +97,19 @@ func openObject(path string, debugDirs []string) (*object, error) {
 		}
 	}
 	if dwFile.Section(".debug_info") != nil {
-		var d *dwarf.Data
 		var raw *rawDWARF
-		var aranges []byte
 		if m, err := mapFile(dwPath); err == nil {
-			d, raw, aranges, err = mappedDWARF(dwFile, m)
+			raw, err = mappedDWARF(dwFile, m)
 			if err != nil {
 				return nil, fmt.Errorf("read DWARF of %s: %w", dwPath, err)
 			}
-			o.mapped = m
+			if raw != nil {
+				o.mapped = m
+			}
 		}
-		if d == nil {
-			o.mapped = nil
+		var d *dwarf.Data
+		var aranges []byte
+		if raw == nil {
 			if d, err = dwFile.DWARF(); err != nil {
 				return nil, fmt.Errorf("read DWARF of %s: %w", dwPath, err)
 			}
@@ -116,10 +117,7 @@ func openObject(path string, debugDirs []string) (*object, error) {
 				aranges, _ = s.Data()
 			}
 		}
-		o.dw, err = newDwarfIndex(d, aranges)
-		if o.dw != nil {
-			o.dw.raw = raw
-		}
+		o.dw, err = newDwarfIndex(d, raw, aranges)
 		if err != nil {
 			return nil, fmt.Errorf("index DWARF of %s: %w", path, err)
 		}

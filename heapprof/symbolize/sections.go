@@ -1,0 +1,119 @@
+package symbolize
+
+import (
+	"bytes"
+	"compress/zlib"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// debugSection is one DWARF section of a mapped image: used in place when
+// stored plainly, inflated on demand when zlib-compressed (SHF_COMPRESSED,
+// as in Debian's libc6-dbg). Inflation stops at the furthest offset asked
+// for: the units a profile needs from libc usually lie in its first few
+// hundred KB, while the whole .debug_info is 6 MB and takes most of a
+// cold lookup's time to inflate.
+type debugSection struct {
+	plain []byte // an uncompressed section, mapped
+
+	mu   sync.Mutex
+	size int           // uncompressed size
+	z    io.ReadCloser // inflater; nil once done
+	buf  []byte        // inflated prefix; cap(buf) == size, never reallocated
+	err  error
+}
+
+// maxInflated bounds a compressed section's claimed size: zlib cannot
+// expand more than ~1032x, and no debug section of interest nears 4 GB.
+const maxInflated = 1 << 32
+
+// newDebugSection returns the section s of the mapped file data.
+func newDebugSection(f *elf.File, s *elf.Section, data []byte) (*debugSection, error) {
+	end := s.Offset + s.FileSize
+	if end < s.Offset || end > uint64(len(data)) {
+		return nil, fmt.Errorf("section %s outside the file", s.Name)
+	}
+	raw := data[s.Offset:end:end]
+	if s.Flags&elf.SHF_COMPRESSED == 0 {
+		return &debugSection{plain: raw}, nil
+	}
+	// Elf64_Chdr / Elf32_Chdr: type, (reserved,) size, alignment.
+	var typ uint32
+	var size uint64
+	hdr := 24
+	if f.Class == elf.ELFCLASS32 {
+		hdr = 12
+	}
+	if len(raw) < hdr {
+		return nil, fmt.Errorf("section %s: short compression header", s.Name)
+	}
+	typ = f.ByteOrder.Uint32(raw)
+	if f.Class == elf.ELFCLASS32 {
+		size = uint64(f.ByteOrder.Uint32(raw[4:]))
+	} else {
+		size = f.ByteOrder.Uint64(raw[8:])
+	}
+	if elf.CompressionType(typ) != elf.COMPRESS_ZLIB {
+		return nil, fmt.Errorf("section %s: compression %v: %w", s.Name, elf.CompressionType(typ), errUnsupported)
+	}
+	if size > maxInflated || size > uint64(len(raw))*1100+1024 {
+		return nil, fmt.Errorf("section %s: implausible size %d", s.Name, size)
+	}
+	z, err := zlib.NewReader(bytes.NewReader(raw[hdr:]))
+	if err != nil {
+		return nil, fmt.Errorf("section %s: %w", s.Name, err)
+	}
+	return &debugSection{size: int(size), z: z, buf: make([]byte, 0, int(size))}, nil
+}
+
+// len is the section's (uncompressed) size.
+func (s *debugSection) len() int {
+	if s.plain != nil {
+		return len(s.plain)
+	}
+	return s.size
+}
+
+// prefix returns the section's first n bytes at least (all of it when
+// n exceeds its size); shorter only when inflation failed. The slice
+// stays valid: inflation appends within the buffer's capacity.
+func (s *debugSection) prefix(n int) []byte {
+	if s.plain != nil {
+		return s.plain
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n = min(n, s.size)
+	if len(s.buf) < n && s.z != nil && s.err == nil {
+		// Inflate in steps of at least 256 KB: each call costs a lock.
+		want := min(max(n, len(s.buf)+256<<10), s.size)
+		got, err := io.ReadFull(s.z, s.buf[len(s.buf):want])
+		s.buf = s.buf[:len(s.buf)+got]
+		if err != nil {
+			s.err = fmt.Errorf("inflate: %w", err)
+		}
+		if len(s.buf) == s.size {
+			s.z.Close()
+			s.z = nil
+		}
+	}
+	return s.buf
+}
+
+// all returns the whole section, or an error when it cannot be inflated.
+func (s *debugSection) all() ([]byte, error) {
+	b := s.prefix(s.len())
+	if len(b) < s.len() {
+		s.mu.Lock()
+		err := s.err
+		s.mu.Unlock()
+		if err == nil {
+			err = errors.New("short section")
+		}
+		return nil, err
+	}
+	return b, nil
+}
