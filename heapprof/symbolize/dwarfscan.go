@@ -15,9 +15,9 @@ import (
 type rawDWARF struct {
 	// .debug_info and .debug_line are read as far as the units asked for
 	// need; the smaller sections are loaded whole on first use (load).
-	info, line                              *debugSection
+	info, line                             *debugSection
 	abbrev, str, lineStr, ranges, rnglists []byte
-	secs                                    map[string]*debugSection // every .debug_* section, by name without the prefix
+	secs                                   map[string]*debugSection // every .debug_* section, by name without the prefix
 
 	loadOnce sync.Once
 	loadErr  error
