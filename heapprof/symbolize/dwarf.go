@@ -23,6 +23,7 @@ type dwarfIndex struct {
 	// when .debug_info is compressed, that would inflate it all at once.
 	byHeader bool
 	onlyGo   bool // tests: decode with debug/dwarf even where the scanner could
+	names    *nameCache // the image's; nil in tests that build an index alone
 }
 
 // cuRange is one address range of a compilation unit.
@@ -303,9 +304,10 @@ func (x *dwarfIndex) inBatches(pcs []uint64, delta uint64, known func(uint64) bo
 			g.addrs = append(g.addrs, a)
 		}
 	}
+	// While one batch is answered (sequentially: BFD's answers depend on
+	// the lookups before them), the next one is decoded in the background.
 	batch := 2 * runtime.GOMAXPROCS(0)
-	for i := 0; i < len(groups); i += batch {
-		part := groups[i:min(i+batch, len(groups))]
+	start := func(part []*group) func() map[dwarf.Offset]*unitInfo {
 		var need []dwarf.Offset
 		want := make(map[dwarf.Offset][]uint64)
 		for _, g := range part {
@@ -315,53 +317,70 @@ func (x *dwarfIndex) inBatches(pcs []uint64, delta uint64, known func(uint64) bo
 				want[g.off] = g.addrs
 			}
 		}
-		x.loadAll(need, want)
+		return x.loadAll(need, want)
+	}
+	var next func() map[dwarf.Offset]*unitInfo
+	for i := 0; i < len(groups); i += batch {
+		part := groups[i:min(i+batch, len(groups))]
+		if next == nil {
+			next = start(part)
+		}
+		loaded := next()
+		next = nil
+		if j := i + batch; j < len(groups) {
+			next = start(groups[j:min(j+batch, len(groups))])
+		}
+		for off, u := range loaded {
+			x.units[off] = u
+		}
 		for _, g := range part {
 			for _, pc := range g.pcs {
 				answer(pc)
 			}
 		}
-		for _, off := range need {
+		for off := range loaded {
 			delete(x.units, off)
 		}
 	}
 }
 
-// loadAll decodes the units in parallel; decoding only reads x.d and
-// x.raw, which are safe for concurrent readers.
-func (x *dwarfIndex) loadAll(need []dwarf.Offset, want map[dwarf.Offset][]uint64) {
+// loadAll starts decoding the units in parallel and returns a function
+// that waits for them. Decoding only reads x.raw (and x.d), which are safe
+// for concurrent readers; x.units is left to the caller. Units that fail
+// are left out (unit() will retry and report).
+func (x *dwarfIndex) loadAll(need []dwarf.Offset, want map[dwarf.Offset][]uint64) func() map[dwarf.Offset]*unitInfo {
+	out := make(map[dwarf.Offset]*unitInfo, len(need))
 	if len(need) == 0 {
-		return
+		return func() map[dwarf.Offset]*unitInfo { return out }
 	}
 	type result struct {
 		off dwarf.Offset
 		u   *unitInfo
 	}
-	work := make(chan dwarf.Offset)
-	results := make(chan result)
-	workers := min(runtime.GOMAXPROCS(0), len(need))
-	for range workers {
+	work := make(chan dwarf.Offset, len(need))
+	for _, off := range need {
+		work <- off
+	}
+	close(work)
+	results := make(chan result, len(need))
+	for range min(runtime.GOMAXPROCS(0), len(need)) {
 		go func() {
 			for off := range work {
 				u, err := x.loadUnitFor(off, want[off])
 				if err != nil {
-					u = nil // unit() will retry and report
+					u = nil
 				}
 				results <- result{off, u}
 			}
 		}()
 	}
-	go func() {
-		for _, off := range need {
-			work <- off
+	return func() map[dwarf.Offset]*unitInfo {
+		for range need {
+			if r := <-results; r.u != nil {
+				out[r.off] = r.u
+			}
 		}
-		close(work)
-	}()
-	for range need {
-		r := <-results
-		if r.u != nil {
-			x.units[r.off] = r.u
-		}
+		return out
 	}
 }
 
@@ -511,6 +530,10 @@ func (x *dwarfIndex) loadUnitRaw(h unitHeader, want []uint64) (*unitInfo, error)
 	for i, attrs := range pending {
 		f := &u.funcs[i]
 		x.applyNames(u, attrs, true, 0, cLike, &f.name, &f.isLinkage)
+		if x.names != nil && f.name != "" {
+			// Here, in parallel, rather than while answering.
+			x.names.shortOf(x.names.display(f.name))
+		}
 	}
 	u.nameOf = nil
 	u.buildLookup()

@@ -45,8 +45,52 @@ type object struct {
 	mu        sync.Mutex
 	dw        *dwarfIndex
 	memo      map[uint64]answer
+	names     *nameCache
+}
+
+// nameCache memoizes, per image, addr2line's printed form of DWARF and
+// ELF names and jeprof's short form of those. Units decoded in parallel
+// fill it ahead of the (sequential) answers.
+type nameCache struct {
+	mu        sync.Mutex
 	demangled map[string]string
 	short     map[string]string
+}
+
+func newNameCache() *nameCache {
+	return &nameCache{demangled: make(map[string]string), short: make(map[string]string)}
+}
+
+// display is the name addr2line prints for a DWARF or ELF name.
+func (c *nameCache) display(name string) string {
+	if name == "" {
+		return "??"
+	}
+	c.mu.Lock()
+	d, ok := c.demangled[name]
+	c.mu.Unlock()
+	if !ok {
+		d = demangleBFD(name)
+		c.mu.Lock()
+		c.demangled[name] = d
+		c.mu.Unlock()
+	}
+	return d
+}
+
+// shortOf memoizes shortFunctionName, whose regular expressions are
+// costly on long template names.
+func (c *nameCache) shortOf(name string) string {
+	c.mu.Lock()
+	s, ok := c.short[name]
+	c.mu.Unlock()
+	if !ok {
+		s = shortFunctionName(name)
+		c.mu.Lock()
+		c.short[name] = s
+		c.mu.Unlock()
+	}
+	return s
 }
 
 // openObject reads the symbol tables and opens the DWARF of the ELF file at
@@ -58,7 +102,7 @@ func openObject(path string, debugDirs []string) (*object, error) {
 		return nil, fmt.Errorf("open ELF %s: %w", path, err)
 	}
 	defer f.Close()
-	o := &object{path: path, memo: make(map[uint64]answer), demangled: make(map[string]string), short: make(map[string]string)}
+	o := &object{path: path, memo: make(map[uint64]answer), names: newNameCache()}
 	o.buildID = buildID(f)
 	o.sections = allocSections(f)
 	o.symSecs = o.sections
@@ -121,6 +165,7 @@ func openObject(path string, debugDirs []string) (*object, error) {
 		if err != nil {
 			return nil, fmt.Errorf("index DWARF of %s: %w", path, err)
 		}
+		o.dw.names = o.names
 	}
 	return o, nil
 }
@@ -347,18 +392,7 @@ func (o *object) fixLinkage(f *funcInfo) {
 }
 
 // displayName is the name addr2line prints for a DWARF or ELF name.
-// Callers hold o.mu.
-func (o *object) displayName(name string) string {
-	if name == "" {
-		return "??"
-	}
-	d, ok := o.demangled[name]
-	if !ok {
-		d = demangleBFD(name)
-		o.demangled[name] = d
-	}
-	return d
-}
+func (o *object) displayName(name string) string { return o.names.display(name) }
 
 // sortedUnique returns the addresses sorted, without duplicates.
 func sortedUnique(addrs []uint64) []uint64 {

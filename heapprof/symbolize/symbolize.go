@@ -370,16 +370,8 @@ func (o *object) jeprofFrames(pc, addr uint64, seen map[fnKey]bool) []jframe {
 	return out
 }
 
-// shortName memoizes shortFunctionName, whose regular expressions are
-// costly on long template names. Callers hold o.mu.
-func (o *object) shortName(name string) string {
-	s, ok := o.short[name]
-	if !ok {
-		s = shortFunctionName(name)
-		o.short[name] = s
-	}
-	return s
-}
+// shortName is jeprof's ShortFunctionName of name, memoized.
+func (o *object) shortName(name string) string { return o.names.shortOf(name) }
 
 func addressFrame(pc uint64) []jframe {
 	s := fmt.Sprintf("%016x", pc)
