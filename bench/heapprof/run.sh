@@ -84,13 +84,28 @@ awk -v t="$warm_total" -v s="$warm_sym" -v jw="$je_wall" \
   'BEGIN { printf "| heapproxy warm (parse + symbolize + dot, 2nd call in one process) | %.0f ms (symbolize %.0f ms) | | %.0fx time |\n", t, s, jw * 1000 / t }'
 echo
 
-# Same graph: node lines and edge lines equal as sets (jeprof orders edges
-# of equal weight by hash order).
-if diff <(grep -v -- ' -> ' "$tmp/jeprof.dot" | sort) <(grep -v -- ' -> ' "$tmp/heapproxy.dot" | sort) >"$tmp/nodes.diff" &&
-  diff <(grep -- ' -> ' "$tmp/jeprof.dot" | sort) <(grep -- ' -> ' "$tmp/heapproxy.dot" | sort) >"$tmp/edges.diff"; then
-  echo "DOT check: $(grep -c -v -- ' -> ' "$tmp/jeprof.dot") node/graph lines and $(grep -c -- ' -> ' "$tmp/jeprof.dot") edges identical to jeprof's"
+# Same graph: the same node lines and the same edges, with node ids replaced
+# by their labels (jeprof numbers nodes of equal weight, and orders edges of
+# equal weight, by Perl's randomized hash order).
+canon() {
+  awk '
+    /^N[0-9]+ \[label=/ { id = $1; sub(/^N[0-9]+ /, ""); label[id] = $0; print "node " $0; next }
+    / -> / { edges[++n] = $0; next }
+    { print "line " $0 }
+    END {
+      for (i = 1; i <= n; i++) {
+        split(edges[i], f, " ")
+        rest = edges[i]; sub(/^N[0-9]+ -> N[0-9]+ /, "", rest)
+        print "edge " label[f[1]] " -> " label[f[3]] " " rest
+      }
+    }' "$1" | sort
+}
+canon "$tmp/jeprof.dot" >"$tmp/jeprof.canon"
+canon "$tmp/heapproxy.dot" >"$tmp/heapproxy.canon"
+if diff "$tmp/jeprof.canon" "$tmp/heapproxy.canon" >"$tmp/dot.diff"; then
+  echo "DOT check: $(grep -c '^node ' "$tmp/jeprof.canon") nodes and $(grep -c '^edge ' "$tmp/jeprof.canon") edges identical to jeprof's"
 else
   echo "DOT check FAILED: heapproxy's graph differs from jeprof's:"
-  head -40 "$tmp/nodes.diff" "$tmp/edges.diff"
+  head -40 "$tmp/dot.diff"
   exit 1
 fi
