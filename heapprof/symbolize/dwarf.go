@@ -537,6 +537,7 @@ func (x *dwarfIndex) loadUnitRaw(h unitHeader, want []uint64) (*unitInfo, error)
 	}
 	u.nameOf = nil
 	u.buildLookup()
+	x.raw.info.release(h.start, h.end)
 	return u, nil
 }
 
@@ -691,6 +692,7 @@ func (x *dwarfIndex) readLines(u *unitInfo, unitOff dwarf.Offset, cu unitEntry, 
 	p, err := parseLineProgram(x.raw.line, uint64(cu.stmtList), cu.compDir, addrSize, x.raw.str, x.raw.lineStr)
 	if err == nil {
 		err = p.decode(u, want)
+		x.raw.line.release(p.start, p.end)
 	}
 	if errors.Is(err, errUnsupported) {
 		u.files, u.seqs = nil, nil

@@ -27,6 +27,7 @@ type lineProgram struct {
 	files         []string // file index -> name; "" where debug/dwarf has no entry
 	hasFile       []bool   // whether the index has an entry (debug/dwarf's non-nil *LineFile)
 	prog          []byte   // the opcodes
+	start, end    int      // the program's extent in .debug_line
 	str, lineStr  []byte
 }
 
@@ -150,6 +151,7 @@ func parseLineProgram(ls *debugSection, off uint64, compDir string, addrSize int
 		return nil, fmt.Errorf("line table at %#x: %w", off, errLineTable)
 	}
 	p.prog = sec[progOff:end]
+	p.start, p.end = int(off), end
 	return p, nil
 }
 

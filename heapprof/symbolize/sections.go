@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"syscall"
+	"unsafe"
 )
 
 // debugSection is one DWARF section of a mapped image: used in place when
@@ -116,4 +118,22 @@ func (s *debugSection) all() ([]byte, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// release drops the mapped pages that lie wholly inside [start, end) of a
+// plain section from the process's resident set: a decoded unit's DIEs
+// and line program are not read again (and would be paged back in from
+// the page cache if they were). Compressed sections keep their buffer.
+func (s *debugSection) release(start, end int) {
+	if s.plain == nil || start < 0 || end > len(s.plain) || start >= end {
+		return
+	}
+	page := syscall.Getpagesize()
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(s.plain)))
+	lo := (base + uintptr(start) + uintptr(page) - 1) &^ uintptr(page-1)
+	hi := (base + uintptr(end)) &^ uintptr(page-1)
+	if hi <= lo {
+		return
+	}
+	_ = syscall.Madvise(s.plain[lo-base:hi-base], syscall.MADV_DONTNEED)
 }
