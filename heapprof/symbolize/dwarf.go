@@ -22,7 +22,7 @@ type dwarfIndex struct {
 	// not of its first entry. Finding the entry means reading the header;
 	// when .debug_info is compressed, that would inflate it all at once.
 	byHeader bool
-	onlyGo   bool // tests: decode with debug/dwarf even where the scanner could
+	onlyGo   bool       // tests: decode with debug/dwarf even where the scanner could
 	names    *nameCache // the image's; nil in tests that build an index alone
 }
 

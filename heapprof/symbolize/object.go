@@ -42,10 +42,10 @@ type object struct {
 
 	mapped *mappedFile // keeps the memory map of the DWARF alive
 
-	mu        sync.Mutex
-	dw        *dwarfIndex
-	memo      map[uint64]answer
-	names     *nameCache
+	mu    sync.Mutex
+	dw    *dwarfIndex
+	memo  map[uint64]answer
+	names *nameCache
 }
 
 // nameCache memoizes, per image, addr2line's printed form of DWARF and
