@@ -691,7 +691,7 @@ func (x *dwarfIndex) readLines(u *unitInfo, unitOff dwarf.Offset, cu unitEntry, 
 	}
 	p, err := parseLineProgram(x.raw.line, uint64(cu.stmtList), cu.compDir, addrSize, x.raw.str, x.raw.lineStr)
 	if err == nil {
-		err = p.decode(u, want)
+		err = p.decode(u, want, &x.raw.rows)
 		x.raw.line.release(p.start, p.end)
 	}
 	if errors.Is(err, errUnsupported) {

@@ -31,6 +31,8 @@ type rawDWARF struct {
 
 	mu      sync.Mutex // guards abbrevs: units are scanned in parallel
 	abbrevs map[uint64]map[uint64]*abbrev
+
+	rows sync.Pool // of *[]lineRow, lineProgram.decode's buffers
 }
 
 // load inflates (or takes in place) the sections read whole.

@@ -1,10 +1,13 @@
 package symbolize
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path"
 	"slices"
+	"sort"
+	"sync"
 )
 
 // lineProgram decodes one unit's .debug_line program straight from the
@@ -253,20 +256,31 @@ func (p *lineProgram) readFileEntry(r *reader) (done bool, err error) {
 // does from debug/dwarf's rows: of rows at one address only the last is
 // kept, and with want (sorted addresses) set, sequences holding none of
 // them are dropped.
-func (p *lineProgram) decode(u *unitInfo, want []uint64) error {
+//
+// pool, when not nil, recycles the buffer a sequence is decoded into (the
+// main .text sequence of a unit can hold 100,000 rows).
+func (p *lineProgram) decode(u *unitInfo, want []uint64, pool *sync.Pool) error {
 	// BFD 2.40 starts every sequence of a DWARF 5 table with file 0; see
 	// readLinesGo.
 	dwarf5 := p.version >= 5 && len(p.files) > 0
 	u.files = append(u.files[:0], p.files...)
 	r := &reader{b: p.prog}
+	scratch := new([]lineRow)
+	if pool != nil {
+		if b, ok := pool.Get().(*[]lineRow); ok {
+			scratch = b
+		}
+		defer pool.Put(scratch)
+	}
 	var (
 		addr        uint64
 		opIndex     uint64
 		file        = 1
 		line        = 1
 		fileChanged bool
-		rows        []lineRow // the current sequence
+		rows        = (*scratch)[:0] // the current sequence
 	)
+	defer func() { *scratch = rows[:0] }()
 	reset := func() {
 		addr, opIndex, file, line, fileChanged = 0, 0, 1, 1, false
 	}
@@ -301,13 +315,10 @@ func (p *lineProgram) decode(u *unitInfo, want []uint64) error {
 	}
 	endSequence := func() {
 		low, high := rows[0].addr, rows[len(rows)-1].addr
-		keep := true
-		if want != nil {
-			i, _ := slices.BinarySearch(want, low)
-			keep = i < len(want) && want[i] < high
-		}
-		if keep {
+		if want == nil {
 			u.seqs = append(u.seqs, lineSeq{low: low, rows: slices.Clone(rows)})
+		} else if i, _ := slices.BinarySearch(want, low); i < len(want) && want[i] < high {
+			u.seqs = append(u.seqs, lineSeq{low: low, rows: rowsFor(rows, want[i:], high)})
 		}
 		rows = rows[:0]
 	}
@@ -381,6 +392,41 @@ func (p *lineProgram) decode(u *unitInfo, want []uint64) error {
 		u.seqs = append(u.seqs, lineSeq{low: rows[0].addr, rows: slices.Clone(rows)})
 	}
 	return nil
+}
+
+// rowsFor returns the rows of a sequence (sorted by address, ending at
+// high) that lookups of the sorted wanted addresses (those below high)
+// read: for each, the last row at or before it and the row after that,
+// plus the first and the end row, which bound the sequence. A lookup of
+// any of those addresses finds the same two rows as in the whole sequence.
+func rowsFor(rows []lineRow, want []uint64, high uint64) []lineRow {
+	if !slices.IsSortedFunc(rows, func(a, b lineRow) int { return cmp.Compare(a.addr, b.addr) }) {
+		return slices.Clone(rows)
+	}
+	var out []lineRow
+	last := -1 // index of the last row copied
+	add := func(j int) {
+		if j > last {
+			out = append(out, rows[j])
+			last = j
+		}
+	}
+	add(0)
+	for _, a := range want {
+		if a >= high {
+			break
+		}
+		j := sort.Search(len(rows), func(j int) bool { return rows[j].addr > a }) - 1
+		if j < 0 {
+			continue
+		}
+		add(j)
+		if j+1 < len(rows) {
+			add(j + 1)
+		}
+	}
+	add(len(rows) - 1)
+	return out
 }
 
 func isAbsPath(p string) bool { return len(p) > 0 && (p[0] == '/' || p[0] == '\\') }

@@ -62,8 +62,20 @@ func TestLineProgram(t *testing.T) {
 					if !reflect.DeepEqual(got.files, ref.files) {
 						t.Errorf("unit %#x: files\n got %q\nwant %q", cu.Offset, got.files, ref.files)
 					}
-					if d := diffSeqs(got.seqs, ref.seqs); d != "" {
-						t.Errorf("unit %#x (filtered %v): %s", cu.Offset, want != nil, d)
+					if want == nil {
+						if d := diffSeqs(got.seqs, ref.seqs); d != "" {
+							t.Errorf("unit %#x: %s", cu.Offset, d)
+						}
+					} else {
+						// Filtered: only the rows the wanted addresses
+						// need are kept; their lookups must agree.
+						for _, a := range want {
+							gf, gl, gok := got.line(a)
+							rf, rl, rok := ref.line(a)
+							if gf != rf || gl != rl || gok != rok {
+								t.Errorf("unit %#x: %#x: %s:%d %v, want %s:%d %v", cu.Offset, a, gf, gl, gok, rf, rl, rok)
+							}
+						}
 					}
 					if len(ref.seqs) > 0 {
 						units++

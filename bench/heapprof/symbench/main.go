@@ -27,7 +27,7 @@ import (
 func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the cold pass to this file")
 	runJeprof := flag.Bool("jeprof", true, "also time jeprof --raw")
-	memProfile := flag.String("memprofile", "", "write a heap profile after the warm pass to this file")
+	memProfile := flag.String("memprofile", "", "write a heap profile after the cold pass to this file (the cache still in use)")
 	dump := flag.String("dump", "", "write every location's frames after the cold pass to this file (to diff two versions)")
 	dot := flag.Bool("dot", false, "time the whole pipeline (heapprof.Parse, Symbolize, WriteDOT) instead of Symbolize alone")
 	flag.Parse()
@@ -89,18 +89,18 @@ func main() {
 		if pass == "cold" && *cpuProfile != "" {
 			pprof.StopCPUProfile()
 		}
+		if pass == "cold" && *memProfile != "" {
+			f, err := os.Create(*memProfile)
+			if err == nil {
+				runtime.GC()
+				_ = pprof.WriteHeapProfile(f)
+				f.Close()
+			}
+		}
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		fmt.Printf("symbolize %s: wall %v, cpu %v, %d PCs (heap in use %d MB)\n", pass,
 			time.Since(start).Round(time.Millisecond), (cpuTime() - cpu0).Round(time.Millisecond), len(p.Location), ms.HeapInuse>>20)
-	}
-	if *memProfile != "" {
-		f, err := os.Create(*memProfile)
-		if err == nil {
-			runtime.GC()
-			_ = pprof.WriteHeapProfile(f)
-			f.Close()
-		}
 	}
 	if !*runJeprof {
 		return
