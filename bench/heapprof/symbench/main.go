@@ -25,7 +25,8 @@ import (
 )
 
 func main() {
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the cold pass to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of one pass (-cpupass) to this file")
+	cpuPass := flag.String("cpupass", "cold", "the pass -cpuprofile covers: cold or warm")
 	runJeprof := flag.Bool("jeprof", true, "also time jeprof --raw")
 	memProfile := flag.String("memprofile", "", "write a heap profile after the cold pass to this file (the cache still in use)")
 	dump := flag.String("dump", "", "write every location's frames after the cold pass to this file (to diff two versions)")
@@ -51,7 +52,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		if pass == "cold" && *cpuProfile != "" {
+		if pass == *cpuPass && *cpuProfile != "" {
 			f, err := os.Create(*cpuProfile)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
@@ -86,7 +87,7 @@ func main() {
 			// For bench/heapprof/run.sh: milliseconds, whole pipeline and symbolization alone.
 			fmt.Printf("RESULT %s total_ms=%.1f symbolize_ms=%.1f\n", pass, ms(time.Since(start0)), ms(symbolized.Sub(start)))
 		}
-		if pass == "cold" && *cpuProfile != "" {
+		if pass == *cpuPass && *cpuProfile != "" {
 			pprof.StopCPUProfile()
 		}
 		if pass == "cold" && *memProfile != "" {
