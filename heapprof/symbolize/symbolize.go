@@ -29,10 +29,17 @@
 // "./stdlib/./stdlib/abort.c"), and where several equal-size aliases share
 // an address in assembly code (parts of libc) the alias chosen can differ.
 //
-// Cost: images are read through a memory map; only the DWARF units that
-// contain looked-up addresses are decoded, skipping the subtrees of
-// functions that hold none of them, a few units at a time in parallel;
-// answers are memoized per image in the Cache, keyed by build-id.
+// Cost: images are read through a memory map, and zlib-compressed debug
+// sections (Debian's debug files) are inflated only as far as the units
+// asked for. Only the DWARF units that contain looked-up addresses are
+// decoded, by a DIE scanner and a .debug_line decoder of this package
+// (debug/dwarf only for forms they do not read): functions and inlined
+// calls that hold none of the addresses are skipped with their subtrees,
+// and only the line rows the addresses need are kept. Units are decoded a
+// few at a time in parallel, the next batch while the current one is
+// answered, and a decoded unit's mapped pages are dropped from the
+// resident set. Answers are memoized per image in the Cache, keyed by
+// build-id.
 package symbolize
 
 import (
