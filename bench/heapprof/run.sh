@@ -52,37 +52,12 @@ timed() {
   cat "$tmp/time.1" >>"$tmp/$name.times"
 }
 
-for _ in $(seq "$runs"); do
-  timed jeprof "$tmp/jeprof.dot" jeprof --dot "$bin" "$prof"
-  timed heapproxy "$tmp/heapproxy.dot" "$tmp/heapproxy" dot "$bin" "$prof"
-done
-for _ in $(seq "$runs"); do
-  "$tmp/symbench" -jeprof=false -dot "$bin" "$prof" | awk '$1 == "RESULT" && $2 == "warm"' >>"$tmp/warm.txt"
-done
-
-# median FILE COLUMN
-median() { sort -g -k"$2","$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END { print v[int((NR + 1) / 2)] }'; }
-maxcol() { sort -g -k"$2","$2" "$1" | tail -1 | awk -v c="$2" '{ print $c }'; }
-field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" "$tmp/warm.txt" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-
-je_wall=$(median "$tmp/jeprof.times" 1)
-je_rss=$(maxcol "$tmp/jeprof.times" 2)
-hp_wall=$(median "$tmp/heapproxy.times" 1)
-hp_rss=$(maxcol "$tmp/heapproxy.times" 2)
-warm_total=$(field total_ms)
-warm_sym=$(field symbolize_ms)
-
-pcs=$(awk '/^@/ { for (i = 2; i <= NF; i++) print $i }' "$prof" | sort -u | wc -l)
-echo "### $(basename "$bin"): $(du -m "$bin" | cut -f1) MB binary, $(grep -c '^@' "$prof") stacks, $pcs distinct PCs; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo
-echo "| | wall (median of $runs) | peak RSS (max) | jeprof / heapproxy |"
-echo "|---|---|---|---|"
-awk -v w="$je_wall" -v r="$je_rss" 'BEGIN { printf "| jeprof --dot (cold) | %.2f s | %.0f MB | |\n", w, r / 1024 }'
-awk -v w="$hp_wall" -v r="$hp_rss" -v jw="$je_wall" -v jr="$je_rss" \
-  'BEGIN { printf "| heapproxy dot (cold) | %.2f s | %.0f MB | %.1fx time, %.2f of the memory |\n", w, r / 1024, jw / w, r / jr }'
-awk -v t="$warm_total" -v s="$warm_sym" -v jw="$je_wall" \
-  'BEGIN { printf "| heapproxy warm (parse + symbolize + dot, 2nd call in one process) | %.0f ms (symbolize %.0f ms) | | %.0fx time |\n", t, s, jw * 1000 / t }'
-echo
+# A sparser profile of the same program: every 10th stack (fewer PCs in the
+# same binary, closer to a server's profile).
+if [ ! -s "$dir/sparse.heap" ] || [ "$prof" -nt "$dir/sparse.heap" ]; then
+  awk '/^MAPPED_LIBRARIES:/ { maps = 1 } maps || !seen { if (/^@/) seen = 1; else { print; next } }
+       /^@/ { keep = (n++ % 10 == 0) } keep && !maps { print }' "$prof" >"$dir/sparse.heap"
+fi
 
 # Same graph: the same node lines and the same edges, with node ids replaced
 # by their labels (jeprof numbers nodes of equal weight, and orders edges of
@@ -100,12 +75,64 @@ canon() {
       }
     }' "$1" | sort
 }
-canon "$tmp/jeprof.dot" >"$tmp/jeprof.canon"
-canon "$tmp/heapproxy.dot" >"$tmp/heapproxy.canon"
-if diff "$tmp/jeprof.canon" "$tmp/heapproxy.canon" >"$tmp/dot.diff"; then
-  echo "DOT check: $(grep -c '^node ' "$tmp/jeprof.canon") nodes and $(grep -c '^edge ' "$tmp/jeprof.canon") edges identical to jeprof's"
-else
-  echo "DOT check FAILED: heapproxy's graph differs from jeprof's:"
-  head -40 "$tmp/dot.diff"
-  exit 1
-fi
+
+# bench PROFILE: the runs, the table and the DOT check for one profile.
+bench() {
+  local prof=$1 name
+  name=$(basename "$prof" .heap)
+  for _ in $(seq "$runs"); do
+    timed $name.jeprof "$tmp/jeprof.dot" jeprof --dot "$bin" "$prof"
+    timed $name.heapproxy "$tmp/heapproxy.dot" "$tmp/heapproxy" dot "$bin" "$prof"
+    # The same pipeline in a process without heapproxy's other packages
+    # (their init functions cost ~0.2 s of a cold run).
+    timed $name.pipeline /dev/null "$tmp/symbench" -jeprof=false -warm=false -dot "$bin" "$prof"
+  done
+  for _ in $(seq "$runs"); do
+    "$tmp/symbench" -jeprof=false -dot "$bin" "$prof" | awk '$1 == "RESULT" && $2 == "warm"' >>"$tmp/$name.warm.txt"
+  done
+
+  # median FILE COLUMN
+  median() { sort -g -k"$2","$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END { print v[int((NR + 1) / 2)] }'; }
+  maxcol() { sort -g -k"$2","$2" "$1" | tail -1 | awk -v c="$2" '{ print $c }'; }
+  field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" "$tmp/$name.warm.txt" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+  je_wall=$(median "$tmp/$name.jeprof.times" 1)
+  je_rss=$(maxcol "$tmp/$name.jeprof.times" 2)
+  hp_wall=$(median "$tmp/$name.heapproxy.times" 1)
+  hp_rss=$(maxcol "$tmp/$name.heapproxy.times" 2)
+  pl_wall=$(median "$tmp/$name.pipeline.times" 1)
+  pl_rss=$(maxcol "$tmp/$name.pipeline.times" 2)
+  warm_total=$(field total_ms)
+  warm_sym=$(field symbolize_ms)
+
+  pcs=$(awk '/^@/ { for (i = 2; i <= NF; i++) print $i }' "$prof" | sort -u | wc -l)
+  echo "### $(basename "$prof"): $(du -m "$bin" | cut -f1) MB binary, $(grep -c '^@' "$prof") stacks, $pcs distinct PCs; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo
+  echo "| | wall (median of $runs) | peak RSS (max) | jeprof / heapproxy |"
+  echo "|---|---|---|---|"
+  awk -v w="$je_wall" -v r="$je_rss" 'BEGIN { printf "| jeprof --dot (cold) | %.2f s | %.0f MB | |\n", w, r / 1024 }'
+  awk -v w="$hp_wall" -v r="$hp_rss" -v jw="$je_wall" -v jr="$je_rss" \
+    'BEGIN { printf "| heapproxy dot (cold) | %.2f s | %.0f MB | %.1fx time, %.2f of the memory |\n", w, r / 1024, jw / w, r / jr }'
+  awk -v w="$pl_wall" -v r="$pl_rss" -v jw="$je_wall" -v jr="$je_rss" \
+    'BEGIN { printf "| same pipeline without heapproxy init (symbench -dot -warm=false, cold) | %.2f s | %.0f MB | %.1fx time, %.2f of the memory |\n", w, r / 1024, jw / w, r / jr }'
+  awk -v t="$warm_total" -v s="$warm_sym" -v jw="$je_wall" \
+    'BEGIN { printf "| heapproxy warm (parse + symbolize + dot, 2nd call in one process) | %.0f ms (symbolize alone %.0f ms) | | %.0fx time (symbolize alone %.0fx) |\n", t, s, jw * 1000 / t, jw * 1000 / s }'
+  echo
+
+  canon "$tmp/jeprof.dot" >"$tmp/jeprof.canon"
+  canon "$tmp/heapproxy.dot" >"$tmp/heapproxy.canon"
+  if diff "$tmp/jeprof.canon" "$tmp/heapproxy.canon" >"$tmp/dot.diff"; then
+    echo "DOT check: $(grep -c '^node ' "$tmp/jeprof.canon") nodes and $(grep -c '^edge ' "$tmp/jeprof.canon") edges identical to jeprof's"
+  else
+    echo "DOT check FAILED: heapproxy's graph differs from jeprof's:"
+    head -40 "$tmp/dot.diff"
+    return 1
+  fi
+}
+
+status=0
+for p in "$prof" "$dir/sparse.heap"; do
+  bench "$p" || status=1
+  echo
+done
+exit $status

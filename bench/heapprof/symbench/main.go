@@ -28,6 +28,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of one pass (-cpupass) to this file")
 	cpuPass := flag.String("cpupass", "cold", "the pass -cpuprofile covers: cold or warm")
 	runJeprof := flag.Bool("jeprof", true, "also time jeprof --raw")
+	warm := flag.Bool("warm", true, "after the cold pass, time a warm one (same cache)")
 	memProfile := flag.String("memprofile", "", "write a heap profile after the cold pass to this file (the cache still in use)")
 	dump := flag.String("dump", "", "write every location's frames after the cold pass to this file (to diff two versions)")
 	dot := flag.Bool("dot", false, "time the whole pipeline (heapprof.Parse, Symbolize, WriteDOT) instead of Symbolize alone")
@@ -39,7 +40,11 @@ func main() {
 	bin, prof := flag.Arg(0), flag.Arg(1)
 	cache := symbolize.NewCache()
 	l := &symbolize.Local{Binary: bin, Cache: cache}
-	for _, pass := range []string{"cold", "warm"} {
+	passes := []string{"cold", "warm"}
+	if !*warm {
+		passes = passes[:1]
+	}
+	for _, pass := range passes {
 		start0 := time.Now()
 		var p *profile.Profile
 		var err error
