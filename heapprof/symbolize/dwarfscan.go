@@ -30,7 +30,7 @@ type rawDWARF struct {
 	starts []int // offsets of the unit headers walked so far, ascending (unitAt)
 
 	mu      sync.Mutex // guards abbrevs: units are scanned in parallel
-	abbrevs map[uint64]map[uint64]*abbrev
+	abbrevs map[uint64]abbrevTab
 
 	rows sync.Pool // of *[]lineRow, lineProgram.decode's buffers
 }
@@ -232,7 +232,23 @@ func cstringAt(b []byte, off uint64) string {
 	return ""
 }
 
-func (x *rawDWARF) abbrevTable(off uint64) (map[uint64]*abbrev, error) {
+// abbrevTab is one abbreviation table, indexed by code: producers number
+// them densely from 1, and a slice lookup per DIE is much cheaper than a
+// map's.
+type abbrevTab []*abbrev
+
+// maxAbbrevCode bounds the codes abbrevTab holds; larger ones make the
+// scanner give the unit to debug/dwarf.
+const maxAbbrevCode = 1 << 16
+
+func (t abbrevTab) get(code uint64) *abbrev {
+	if code >= uint64(len(t)) {
+		return nil
+	}
+	return t[code]
+}
+
+func (x *rawDWARF) abbrevTable(off uint64) (abbrevTab, error) {
 	if err := x.load(); err != nil {
 		return nil, err
 	}
@@ -245,11 +261,14 @@ func (x *rawDWARF) abbrevTable(off uint64) (map[uint64]*abbrev, error) {
 		return nil, fmt.Errorf("abbrev offset %#x out of range", off)
 	}
 	r := &reader{b: x.abbrev, off: int(off)}
-	t := make(map[uint64]*abbrev)
+	var t abbrevTab
 	for {
 		code := r.uleb()
 		if code == 0 || r.err != nil {
 			break
+		}
+		if code >= maxAbbrevCode {
+			return nil, fmt.Errorf("abbreviation code %d: %w", code, errUnsupported)
 		}
 		a := &abbrev{tag: dwarf.Tag(r.uleb()), children: r.u8() != 0}
 		for {
@@ -262,6 +281,9 @@ func (x *rawDWARF) abbrevTable(off uint64) (map[uint64]*abbrev, error) {
 				aa.implicit = r.sleb()
 			}
 			a.attrs = append(a.attrs, aa)
+		}
+		if code >= uint64(len(t)) {
+			t = append(t, make(abbrevTab, int(code)+1-len(t))...)
 		}
 		t[code] = a
 	}
@@ -382,7 +404,7 @@ func (x *rawDWARF) scanUnit(h unitHeader, base uint64, want []uint64, fn func(*s
 			}
 			continue
 		}
-		a := tab[code]
+		a := tab.get(code)
 		if a == nil {
 			return fmt.Errorf("unknown abbrev %d at %#x", code, dieOff)
 		}
@@ -694,7 +716,7 @@ func (x *rawDWARF) readUnitEntry(h unitHeader) (unitEntry, error) {
 		return e, fmt.Errorf("unit at %#x: .debug_info cannot be read", h.start)
 	}
 	r := &reader{b: info[:h.end], off: h.dieOff, strs: make(map[uint64]string)}
-	a := tab[r.uleb()]
+	a := tab.get(r.uleb())
 	if a == nil || a.tag != dwarf.TagCompileUnit && a.tag != dwarf.TagPartialUnit {
 		return e, fmt.Errorf("no compile unit at %#x", h.dieOff)
 	}
@@ -751,7 +773,7 @@ func (x *rawDWARF) dieNames(h unitHeader, off int) ([]nameAttr, error) {
 		return nil, fmt.Errorf("unit at %#x: .debug_info cannot be read", h.start)
 	}
 	r := &reader{b: info[:h.end], off: off, strs: make(map[uint64]string)}
-	a := tab[r.uleb()]
+	a := tab.get(r.uleb())
 	if a == nil {
 		return nil, fmt.Errorf("no DIE at %#x", off)
 	}

@@ -79,7 +79,7 @@ func mappedDWARF(f *elf.File, m *mappedFile) (*rawDWARF, error) {
 	}
 	return &rawDWARF{
 		info: secs["info"], line: secs["line"], secs: secs,
-		abbrevs: make(map[uint64]map[uint64]*abbrev),
+		abbrevs: make(map[uint64]abbrevTab),
 	}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -68,7 +69,31 @@ func newDebugSection(f *elf.File, s *elf.Section, data []byte) (*debugSection, e
 	if err != nil {
 		return nil, fmt.Errorf("section %s: %w", s.Name, err)
 	}
-	return &debugSection{size: int(size), z: z, buf: make([]byte, 0, int(size))}, nil
+	buf, err := anonymousMap(int(size))
+	if err != nil {
+		return nil, fmt.Errorf("section %s: %w", s.Name, err)
+	}
+	ds := &debugSection{size: int(size), z: z, buf: buf[:0]}
+	if len(buf) > 0 {
+		// Everything that holds a slice of buf also holds ds (rawDWARF).
+		runtime.AddCleanup(ds, func(b []byte) { _ = syscall.Munmap(b) }, buf)
+	}
+	return ds, nil
+}
+
+// anonymousMap returns n bytes of fresh anonymous memory, outside the Go
+// heap: only the pages inflation writes become resident (libc's 6 MB
+// .debug_info is mostly never reached), and the GC neither zeroes nor
+// scans it. It is unmapped when the slice's holder is collected.
+func anonymousMap(n int) ([]byte, error) {
+	if n == 0 {
+		return []byte{}, nil
+	}
+	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, fmt.Errorf("map %d bytes: %w", n, err)
+	}
+	return b, nil
 }
 
 // len is the section's (uncompressed) size.
