@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/ianlancetaylor/demangle"
 )
 
 // symbolBatch is how many addresses go in one symbolizer request: enough to
@@ -147,7 +148,9 @@ func parseSymbolAnswer(body []byte, splitInline bool, names map[uint64][]string)
 		}
 		for _, f := range parts {
 			if f = strings.TrimSpace(f); f != "" && f != "??" && f != "<unknown>" {
-				frames = append(frames, f)
+				// jeprof pipes the answer through c++filt: nodes may
+				// answer mangled names.
+				frames = append(frames, demangle.Filter(f))
 			}
 		}
 		if len(frames) > 0 {

@@ -130,3 +130,26 @@ func TestRemoteSymbolizer(t *testing.T) {
 		}
 	})
 }
+
+// Mangled names are demangled, as jeprof's c++filt step does; TiKV's
+// inlined frames stay innermost first.
+func TestParseSymbolAnswerNames(t *testing.T) {
+	for _, c := range []struct {
+		body   string
+		inline bool
+		want   string
+	}{
+		{"0x10\t_ZN3foo3barEv\n", false, "foo::bar()"},
+		{"0x10 plain_c\n", false, "plain_c"},
+		{"0x10\tinner--_ZN5outer3runEi\n", true, "inner|outer::run(int)"},
+		{"0x10\t??\n", true, ""},
+	} {
+		names := map[uint64][]string{}
+		if err := parseSymbolAnswer([]byte(c.body), c.inline, names); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(names[0x10], "|"); got != c.want {
+			t.Errorf("%q: got %q, want %q", c.body, got, c.want)
+		}
+	}
+}
