@@ -359,8 +359,12 @@ func (o *object) jeprofFrames(pc, addr uint64, seen map[fnKey]bool) []jframe {
 	var nmName, nmFull string
 	if nmKnown {
 		if s := o.nm.lookup(addr); s != nil {
-			nmName = o.displayName(s.raw)
-			nmFull = s.fullName(nmName)
+			if s.display == "" {
+				// Memoized in the table: every PC of a function asks.
+				s.display = o.displayName(s.raw)
+				s.full = s.fullName(s.display)
+			}
+			nmName, nmFull = s.display, s.full
 		} else {
 			nmName = fmt.Sprintf("0x%016x", pc)
 			nmFull = nmName
@@ -476,7 +480,7 @@ func isWordChar(c byte) bool {
 // (full name, file), one Line per frame, innermost first.
 func attach(p *profile.Profile, frames map[uint64][]jframe) {
 	type fkey struct{ full, file string }
-	funcs := make(map[fkey]*profile.Function)
+	funcs := make(map[fkey]*profile.Function, len(frames)/2)
 	var nextID uint64
 	for _, f := range p.Function {
 		nextID = max(nextID, f.ID)

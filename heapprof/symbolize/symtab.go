@@ -19,6 +19,9 @@ type nmSym struct {
 	// the first symbol at an address, not for a later "t"/"T" one that
 	// replaced it.
 	tagged bool
+	// display and full memoize jeprofFrames' names for the symbol
+	// (written under the object's lock).
+	display, full string
 }
 
 // fullName is the name jeprof's MapSymbolsWithNM records, given the

@@ -29,6 +29,7 @@ func main() {
 	cpuPass := flag.String("cpupass", "cold", "the pass -cpuprofile covers: cold or warm")
 	runJeprof := flag.Bool("jeprof", true, "also time jeprof --raw")
 	warm := flag.Bool("warm", true, "after the cold pass, time a warm one (same cache)")
+	warmRuns := flag.Int("warmruns", 1, "warm passes (the last one is reported and profiled with -cpupass warm)")
 	memProfile := flag.String("memprofile", "", "write a heap profile after the cold pass to this file (the cache still in use)")
 	dump := flag.String("dump", "", "write every location's frames after the cold pass to this file (to diff two versions)")
 	dot := flag.Bool("dot", false, "time the whole pipeline (heapprof.Parse, Symbolize, WriteDOT) instead of Symbolize alone")
@@ -40,9 +41,12 @@ func main() {
 	bin, prof := flag.Arg(0), flag.Arg(1)
 	cache := symbolize.NewCache()
 	l := &symbolize.Local{Binary: bin, Cache: cache}
-	passes := []string{"cold", "warm"}
-	if !*warm {
-		passes = passes[:1]
+	passes := []string{"cold"}
+	if *warm {
+		for i := 1; i < *warmRuns; i++ {
+			passes = append(passes, "warm-extra")
+		}
+		passes = append(passes, "warm")
 	}
 	for _, pass := range passes {
 		start0 := time.Now()
