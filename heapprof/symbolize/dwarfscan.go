@@ -104,6 +104,36 @@ type abbrev struct {
 	tag      dwarf.Tag
 	children bool
 	attrs    []abbrevAttr
+	// fixed is the size of all the attributes in the common format
+	// (DWARF 3+, 8-byte addresses, 32-bit offsets) when every form has a
+	// fixed size, else -1: scanUnit steps over such DIEs in one move when
+	// it needs none of their attributes.
+	fixed int
+}
+
+// commonFormat reports whether abbrev.fixed applies to the unit.
+func (h unitHeader) commonFormat() bool { return h.version >= 3 && h.addrSize == 8 && h.offSize == 4 }
+
+// fixedFormSize is a form's size in the common format, or -1.
+func fixedFormSize(form uint64) int {
+	switch form {
+	case 0x19, 0x21: // flag_present, implicit_const
+		return 0
+	case 0x0b, 0x11, 0x0c, 0x25, 0x29: // data1, ref1, flag, strx1, addrx1
+		return 1
+	case 0x05, 0x12, 0x26, 0x2a: // data2, ref2, strx2, addrx2
+		return 2
+	case 0x27, 0x2b: // strx3, addrx3
+		return 3
+	case 0x06, 0x13, 0x28, 0x2c, 0x1c, // data4, ref4, strx4, addrx4, ref_sup4
+		0x10, 0x0e, 0x1f, 0x17, 0x1d, 0x1f20, 0x1f21: // ref_addr, strp, line_strp, sec_offset, strp_sup, GNU_ref_alt, GNU_strp_alt
+		return 4
+	case 0x01, 0x07, 0x14, 0x20, 0x24: // addr, data8, ref8, ref_sig8, ref_sup8
+		return 8
+	case 0x1e: // data16
+		return 16
+	}
+	return -1
 }
 
 type abbrevAttr struct {
@@ -276,6 +306,11 @@ func (x *rawDWARF) abbrevTable(off uint64) (abbrevTab, error) {
 			if at == 0 && form == 0 || r.err != nil {
 				break
 			}
+			if n := fixedFormSize(form); n >= 0 && a.fixed >= 0 {
+				a.fixed += n
+			} else {
+				a.fixed = -1
+			}
 			aa := abbrevAttr{attr: dwarf.Attr(at), form: form}
 			if form == 0x21 { // DW_FORM_implicit_const
 				aa.implicit = r.sleb()
@@ -390,6 +425,7 @@ func (x *rawDWARF) scanUnit(h unitHeader, base uint64, want []uint64, fn func(*s
 		return fmt.Errorf("unit at %#x: .debug_info cannot be read", h.start)
 	}
 	r := &reader{b: info[:h.end], off: h.dieOff, strs: make(map[uint64]string)}
+	common := h.commonFormat()
 	level := -1 // the unit DIE is at level 0
 	var d scannedDIE
 	var funcAt []int32 // per level: callback index of the function DIE there, or -1
@@ -424,6 +460,14 @@ func (x *rawDWARF) scanUnit(h unitHeader, base uint64, want []uint64, fn func(*s
 			}
 			funcAt[level] = nfunc
 			nfunc++
+		}
+		if !isFunc && a.fixed >= 0 && common && !(a.children && level > 0 && skipSubtree(a.tag)) {
+			// No attribute of this DIE is needed, not even its sibling.
+			r.skip(a.fixed)
+			if !a.children {
+				level--
+			}
+			continue
 		}
 		var sibling int64 = -1
 		for _, at := range a.attrs {
