@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
 // VersionComment is what @@version_comment answers, so a client's banner
@@ -129,6 +131,14 @@ func (r *Result) Next() ([][]byte, error) {
 			out[i] = b
 			continue
 		}
+		switch f := row[i].(type) {
+		case float64:
+			out[i] = doubleText(f, 64)
+			continue
+		case float32:
+			out[i] = doubleText(float64(f), 32)
+			continue
+		}
 		v, err := c.Type.SQL(r.ctx, nil, row[i])
 		if err != nil {
 			return nil, toError(fmt.Errorf("column %s: %w", c.Name, err))
@@ -160,6 +170,21 @@ func datetimeText(typ sql.Type, v any) ([]byte, bool) {
 	return t.AppendFormat(nil, layout[:20+dt.Precision()]), true
 }
 
+// doubleText prints a DOUBLE as MariaDB does: the shortest digits that read
+// back to the same value, in exponent form only when the decimal exponent is
+// below -15 or above 14 (go-mysql-server prints 9437184 as 9.437184e+06,
+// which BI tools show as is). SUM and AVG answer DOUBLE here where MariaDB
+// answers DECIMAL; with this both print 9437184.
+func doubleText(f float64, bits int) []byte {
+	e := strconv.FormatFloat(f, 'e', -1, bits)
+	mant, exp, _ := strings.Cut(e, "e")
+	x, err := strconv.Atoi(exp)
+	if err != nil || (x >= -15 && x < 15) {
+		return strconv.AppendFloat(nil, f, 'f', -1, bits)
+	}
+	return fmt.Appendf(nil, "%se%d", mant, x)
+}
+
 // Close ends the statement; it is safe to call twice.
 func (r *Result) Close() error {
 	if r.iter == nil {
@@ -181,16 +206,38 @@ func (e *Engine) Query(ctx context.Context, s *Session, query string) (*Result, 
 		return nil, errors.New("sqlview: nil Session")
 	}
 	sctx := sql.NewContext(ctx, sql.WithSession(s.base), sql.WithQuery(query))
-	schema, iter, _, err := e.gms.Query(sctx, query)
+	stmt, _, _, err := e.gms.Parser.Parse(sctx, query, false)
+	if err != nil {
+		if errors.Is(err, ast.ErrEmpty) {
+			return &Result{}, nil // a comment alone: MariaDB answers OK
+		}
+		return nil, toError(sql.ErrSyntaxError.New(err.Error()))
+	}
+	// Writes are refused before planning: go-mysql-server reports some of
+	// them (DELETE without a current database) as unrelated resolution errors.
+	if isWrite(stmt) {
+		return nil, toError(sql.ErrReadOnly.New())
+	}
+	schema, iter, _, err := e.gms.QueryWithBindings(sctx, query, stmt, nil, nil)
 	if err != nil {
 		return nil, toError(err)
 	}
 	r := &Result{ctx: sctx, schema: schema, iter: iter}
-	if types.IsOkResultSchema(schema) {
+	// SET and USE answer an empty schema: an OK packet for the client.
+	if len(schema) == 0 || types.IsOkResultSchema(schema) {
 		return r.okResult()
 	}
 	r.Columns = columns(sctx, schema)
 	return r, nil
+}
+
+// isWrite tells statements that would change data or schema.
+func isWrite(stmt ast.Statement) bool {
+	switch stmt.(type) {
+	case *ast.Insert, *ast.Update, *ast.Delete, *ast.DDL, *ast.DBDDL, *ast.AlterTable, *ast.Load:
+		return true
+	}
+	return false
 }
 
 // okResult drains an OK-schema iterator into AffectedRows and friends.

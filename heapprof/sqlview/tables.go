@@ -104,7 +104,10 @@ func newTables(src Source) map[string]*table {
 		{
 			name: TableSnapshots,
 			schema: sql.Schema{
-				{Name: "id", Type: idType, Source: TableSnapshots, DatabaseSource: SchemaName, PrimaryKey: true, Comment: "snapshot id (what snapshot() prints)"},
+				// No PRIMARY KEY: go-mysql-server lists keys only from
+				// indexes, and a declared key would let the planner assume
+				// uniqueness the Source does not promise.
+				col(TableSnapshots, "id", idType, "snapshot id (what snapshot() prints)"),
 				col(TableSnapshots, "node_id", types.Int64, "backend/compute node id (SHOW BACKENDS)"),
 				col(TableSnapshots, "node_kind", kindType, "starrocks, doris, tikv, greptimedb, databend, go, ..."),
 				col(TableSnapshots, "node_addr", idType, "host:port the dump came from"),

@@ -1,0 +1,278 @@
+package sqlview
+
+import (
+	"context"
+	gosql "database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// table is what a statement answered: column names and text rows, "NULL"
+// standing for NULL (the fixture has no "NULL" strings).
+type answer struct {
+	cols []string
+	rows [][]string
+}
+
+func (a answer) String() string {
+	var b strings.Builder
+	fmt.Fprintln(&b, strings.Join(a.cols, " | "))
+	for _, r := range a.rows {
+		fmt.Fprintln(&b, strings.Join(r, " | "))
+	}
+	return b.String()
+}
+
+func engineAnswer(ctx context.Context, e *Engine, s *Session, q string) (answer, error) {
+	r, err := e.Query(ctx, s, q)
+	if err != nil {
+		return answer{}, err
+	}
+	defer r.Close()
+	var a answer
+	for _, c := range r.Columns {
+		a.cols = append(a.cols, c.Name)
+	}
+	for {
+		row, err := r.Next()
+		if err == io.EOF {
+			return a, r.Close()
+		}
+		if err != nil {
+			return answer{}, err
+		}
+		var vals []string
+		for _, v := range row {
+			if v == nil {
+				vals = append(vals, "NULL")
+			} else {
+				vals = append(vals, cliEscape.Replace(string(v)))
+			}
+		}
+		a.rows = append(a.rows, vals)
+	}
+}
+
+// refAnswer asks MariaDB through its own command line client in batch mode
+// (the driver would re-format DOUBLE text). Batch mode escapes tab,
+// newline, backslash and NUL in values; cliEscape does the same to the
+// engine's answer.
+func refAnswer(ctx context.Context, q string) (answer, error) {
+	out, err := exec.CommandContext(ctx, "mariadb", "--no-defaults", "-ubi", "-pbi", "-S", ref.socket,
+		"--default-character-set=utf8mb4", "-B", "-e", q, "heapprof").CombinedOutput()
+	if err != nil {
+		return answer{}, fmt.Errorf("%v: %s", err, out)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	var a answer
+	if len(out) == 0 {
+		return a, nil
+	}
+	a.cols = strings.Split(lines[0], "\t")
+	for _, l := range lines[1:] {
+		a.rows = append(a.rows, strings.Split(l, "\t"))
+	}
+	return a, nil
+}
+
+var cliEscape = strings.NewReplacer("\\", "\\\\", "\t", "\\t", "\n", "\\n", "\x00", "\\0")
+
+func newTestEngine(t testing.TB, src Source) (*Engine, *Session) {
+	t.Helper()
+	e, err := New(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	s, err := e.NewSession(context.Background(), "bi", "127.0.0.1:50000", 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, s
+}
+
+// intWidth drops MariaDB's display widths (bigint(20)); MySQL 8 and
+// go-mysql-server print none.
+var intWidth = regexp.MustCompile(`(?i)\b(bigint|int|smallint|tinyint)\(\d+\)`)
+
+// Statements real clients send, each answered by the engine and by MariaDB
+// holding the same rows; the answers must be equal. Captured verbatim with
+// MariaDB's general log: Connector/J 2.7.6 (Debian libmariadb-java) on
+// connect and in DatabaseMetaData getCatalogs/getSchemas/getTables/
+// getColumns; Grafana's MySQL data source macros expanded as Grafana does.
+func TestQueriesMatchMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	if _, err := e.Query(ctx, s, "USE heapprof"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		query string
+		// unordered compares row sets: the query has no ORDER BY.
+		unordered bool
+		// subset: MariaDB has more (its own schemas); the engine's rows
+		// must all be among them.
+		subset bool
+		// shape: values are server settings; compare columns only.
+		shape bool
+		// ignore names columns not compared, each for a reason given at
+		// the case.
+		ignore []string
+	}{
+		{name: "connectorj connect set", query: "set autocommit=1, sql_mode = concat(@@sql_mode,',STRICT_TRANS_TABLES')"},
+		{name: "connectorj connect vars", query: "SELECT @@max_allowed_packet,@@system_time_zone,@@time_zone,@@auto_increment_increment", shape: true},
+		{name: "pymysql connect", query: "SET AUTOCOMMIT = 0"},
+		{name: "database", query: "SELECT DATABASE()"},
+		{name: "comment only", query: "-- nothing"},
+		{name: "connectorj getCatalogs", query: "SELECT SCHEMA_NAME TABLE_CAT FROM INFORMATION_SCHEMA.SCHEMATA ORDER BY 1"},
+		{name: "connectorj getSchemas", query: "SELECT '' TABLE_SCHEM, '' TABLE_catalog  FROM DUAL WHERE 1=0"},
+		{name: "connectorj getTables", query: "SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, IF(TABLE_TYPE='BASE TABLE' or TABLE_TYPE='SYSTEM VERSIONED', 'TABLE', TABLE_TYPE) as TABLE_TYPE, TABLE_COMMENT REMARKS, NULL TYPE_CAT, NULL TYPE_SCHEM, NULL TYPE_NAME, NULL SELF_REFERENCING_COL_NAME, NULL REF_GENERATION FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA='heapprof' ORDER BY TABLE_TYPE, TABLE_SCHEMA, TABLE_NAME"},
+		{name: "connectorj getTables types", query: "SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, IF(TABLE_TYPE='BASE TABLE' or TABLE_TYPE='SYSTEM VERSIONED', 'TABLE', TABLE_TYPE) as TABLE_TYPE, TABLE_COMMENT REMARKS, NULL TYPE_CAT, NULL TYPE_SCHEM, NULL TYPE_NAME, NULL SELF_REFERENCING_COL_NAME, NULL REF_GENERATION FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA='heapprof' AND  TABLE_TYPE IN ('BASE TABLE','SYSTEM VERSIONED','VIEW') ORDER BY TABLE_TYPE, TABLE_SCHEMA, TABLE_NAME"},
+		{name: "connectorj getColumns", query: getColumnsQuery("TABLE_SCHEMA='heapprof' AND TABLE_NAME='snapshots'")},
+		{name: "connectorj getColumns pattern", query: getColumnsQuery("TABLE_SCHEMA = database() AND TABLE_NAME LIKE 'snap%'")},
+		{name: "connectorj getColumns functions", query: getColumnsQuery("TABLE_SCHEMA='heapprof' AND TABLE_NAME='functions'")},
+		// go-mysql-server reports LONGTEXT's CHARACTER_MAXIMUM_LENGTH in
+		// utf8mb4 characters (1073741823), MariaDB and MySQL in bytes
+		// (4294967295): COLUMN_SIZE of frames differs; Connector/J does not
+		// size buffers from it.
+		{name: "connectorj getColumns stacks", query: getColumnsQuery("TABLE_SCHEMA='heapprof' AND TABLE_NAME='stacks'"), ignore: []string{"COLUMN_SIZE"}},
+		{name: "connectorj getPrimaryKeys", query: "SELECT A.TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, A.TABLE_NAME, A.COLUMN_NAME, B.SEQ_IN_INDEX KEY_SEQ, B.INDEX_NAME PK_NAME  FROM INFORMATION_SCHEMA.COLUMNS A, INFORMATION_SCHEMA.STATISTICS B WHERE A.COLUMN_KEY in ('PRI','pri') AND B.INDEX_NAME='PRIMARY'  AND A.TABLE_SCHEMA='heapprof' AND B.TABLE_SCHEMA='heapprof' AND A.TABLE_NAME='snapshots' AND B.TABLE_NAME='snapshots' AND A.TABLE_SCHEMA = B.TABLE_SCHEMA AND A.TABLE_NAME = B.TABLE_NAME AND A.COLUMN_NAME = B.COLUMN_NAME ORDER BY A.COLUMN_NAME"},
+		{name: "connectorj time range", query: "SELECT taken_at AS time, node_id, COUNT(*) FROM heapprof.snapshots WHERE taken_at BETWEEN '2026-11-20 08:00:00' AND '2026-11-20 20:00:00' GROUP BY taken_at, node_id ORDER BY taken_at"},
+		{name: "show databases", query: "SHOW DATABASES"},
+		{name: "double text", query: "SELECT CAST(9437184 AS DOUBLE), CAST(1e15 AS DOUBLE), CAST(1e14 AS DOUBLE), CAST(123456789012345678 AS DOUBLE), 1/3e0, CAST(0.00001 AS DOUBLE), CAST(1e-15 AS DOUBLE), CAST(1.5e-16 AS DOUBLE), CAST(-2.5e20 AS DOUBLE), CAST(0.1 AS DOUBLE)+CAST(0.2 AS DOUBLE), CAST(0 AS DOUBLE)"},
+		{name: "show tables from", query: "SHOW TABLES FROM heapprof"},
+		{name: "show tables", query: "SHOW TABLES"},
+		{name: "describe snapshots", query: "DESCRIBE heapprof.snapshots"},
+		{name: "describe functions", query: "DESCRIBE functions"},
+		{name: "describe diffs", query: "DESCRIBE diffs"},
+		{name: "select all snapshots", query: "SELECT * FROM snapshots ORDER BY taken_at, id"},
+		{name: "select all functions", query: "SELECT * FROM functions", unordered: true},
+		{name: "select all stacks", query: "SELECT * FROM stacks", unordered: true},
+		{name: "select all diffs", query: "SELECT * FROM diffs", unordered: true},
+		{name: "grafana time series", query: "SELECT UNIX_TIMESTAMP(taken_at) DIV 60 * 60 AS \"time\", CONCAT('node ', node_id) AS metric, total_bytes AS value FROM heapprof.snapshots WHERE taken_at BETWEEN FROM_UNIXTIME(1795161600) AND FROM_UNIXTIME(1795248000) ORDER BY 1, 2"},
+		{name: "grafana time series grouped", query: "SELECT UNIX_TIMESTAMP(taken_at) DIV 3600 * 3600 AS \"time\", node_id, MAX(total_bytes) AS value FROM heapprof.snapshots WHERE taken_at BETWEEN FROM_UNIXTIME(1795161600) AND FROM_UNIXTIME(1795334400) GROUP BY 1, 2 ORDER BY 1, 2"},
+		{name: "top functions of latest snapshot", query: "SELECT f.name, f.flat_bytes, f.cum_bytes FROM functions f JOIN (SELECT node_id, MAX(taken_at) AS t FROM snapshots GROUP BY node_id) l ON f.node_id = l.node_id AND f.taken_at = l.t WHERE f.node_id = 10001 ORDER BY f.flat_bytes DESC, f.name LIMIT 2"},
+		{name: "top growing since", query: "SELECT name, SUM(flat_bytes_delta) AS growth, COUNT(*) AS steps FROM diffs WHERE node_id = 10001 AND to_taken_at >= '2026-11-20 10:00:00' GROUP BY name HAVING SUM(flat_bytes_delta) > 0 ORDER BY growth DESC, name"},
+		{name: "growing in every step", query: "SELECT node_id, name, MIN(flat_bytes_delta) AS min_step FROM diffs GROUP BY node_id, name HAVING MIN(flat_bytes_delta) > 0 ORDER BY node_id, name"},
+		{name: "join snapshots functions", query: "SELECT s.node_kind, s.node_addr, f.name, f.cum_bytes FROM snapshots s JOIN functions f ON f.snapshot_id = s.id WHERE s.node_kind = 'doris' ORDER BY s.taken_at, f.name"},
+		{name: "left join stacks", query: "SELECT s.id, COUNT(st.stack_id) AS n, COALESCE(SUM(st.bytes), 0) AS b FROM snapshots s LEFT JOIN stacks st ON st.snapshot_id = s.id GROUP BY s.id ORDER BY s.id"},
+		{name: "limit offset", query: "SELECT id FROM snapshots ORDER BY taken_at DESC, id LIMIT 2 OFFSET 1"},
+		{name: "like and in", query: "SELECT DISTINCT name FROM functions WHERE name LIKE 'doris::%' OR node_id IN (10003) ORDER BY name"},
+		{name: "time functions", query: "SELECT id, DATE(taken_at), HOUR(taken_at), DATE_FORMAT(taken_at, '%Y-%m-%d %H:%i'), TIMESTAMPDIFF(HOUR, '2026-11-20 00:00:00', taken_at) FROM snapshots ORDER BY id"},
+		{name: "quoted names", query: "SELECT snapshot_id, frames FROM stacks WHERE frames = 'doris::Agg''s \"hash\" table' ORDER BY snapshot_id"},
+		{name: "count per table", query: "SELECT (SELECT COUNT(*) FROM snapshots), (SELECT COUNT(*) FROM functions), (SELECT COUNT(*) FROM stacks), (SELECT COUNT(*) FROM diffs)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := engineAnswer(ctx, e, s, tt.query)
+			if err != nil {
+				t.Fatalf("engine: %v", err)
+			}
+			want, err := refAnswer(ctx, tt.query)
+			if err != nil {
+				t.Fatalf("MariaDB: %v", err)
+			}
+			if want.cols == nil && len(got.rows) == 0 {
+				return // batch mode prints nothing, not even names, for no rows
+			}
+			if !slices.Equal(got.cols, want.cols) {
+				t.Fatalf("columns: engine %q, MariaDB %q", got.cols, want.cols)
+			}
+			if tt.shape {
+				if len(got.rows) != len(want.rows) {
+					t.Fatalf("engine %d rows, MariaDB %d", len(got.rows), len(want.rows))
+				}
+				return
+			}
+			for _, a := range []*answer{&got, &want} {
+				for _, r := range a.rows {
+					for i := range r {
+						r[i] = intWidth.ReplaceAllString(r[i], "$1")
+						if slices.Contains(tt.ignore, a.cols[i]) {
+							r[i] = "(ignored)"
+						}
+					}
+				}
+				if tt.unordered || tt.subset {
+					slices.SortFunc(a.rows, func(x, y []string) int { return slices.Compare(x, y) })
+				}
+			}
+			if tt.subset {
+				for _, r := range got.rows {
+					if !slices.ContainsFunc(want.rows, func(w []string) bool { return slices.Equal(w, r) }) {
+						t.Errorf("engine row %q not in MariaDB's answer:\n%v", r, want)
+					}
+				}
+				return
+			}
+			if got.String() != want.String() {
+				t.Errorf("engine:\n%v\nMariaDB:\n%v", got, want)
+			}
+		})
+	}
+}
+
+// getColumnsQuery is Connector/J 2.7.6's DatabaseMetaData.getColumns text
+// around its WHERE condition.
+func getColumnsQuery(where string) string {
+	return "SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, COLUMN_NAME, CASE data_type WHEN 'bit' THEN -7 WHEN 'tinyblob' THEN -3 WHEN 'mediumblob' THEN -4 WHEN 'longblob' THEN -4 WHEN 'blob' THEN -4 WHEN 'tinytext' THEN 12 WHEN 'mediumtext' THEN -1 WHEN 'longtext' THEN -1 WHEN 'text' THEN -1 WHEN 'date' THEN 91 WHEN 'datetime' THEN 93 WHEN 'decimal' THEN 3 WHEN 'double' THEN 8 WHEN 'enum' THEN 12 WHEN 'float' THEN 7 WHEN 'int' THEN IF( COLUMN_TYPE like '%unsigned%', 4,4) WHEN 'bigint' THEN -5 WHEN 'mediumint' THEN 4 WHEN 'null' THEN 0 WHEN 'set' THEN 12 WHEN 'smallint' THEN IF( COLUMN_TYPE like '%unsigned%', 5,5) WHEN 'varchar' THEN 12 WHEN 'varbinary' THEN -3 WHEN 'char' THEN 1 WHEN 'binary' THEN -2 WHEN 'time' THEN 92 WHEN 'timestamp' THEN 93 WHEN 'tinyint' THEN IF(COLUMN_TYPE like 'tinyint(1)%',-7,-6)  WHEN 'year' THEN 91 ELSE 1111 END  DATA_TYPE, IF(COLUMN_TYPE like 'tinyint(1)%', 'BIT',  UCASE(IF( COLUMN_TYPE LIKE '%(%)%', CONCAT(SUBSTRING( COLUMN_TYPE,1, LOCATE('(',COLUMN_TYPE) - 1 ), SUBSTRING(COLUMN_TYPE ,1+locate(')', COLUMN_TYPE))), COLUMN_TYPE))) TYPE_NAME,  CASE DATA_TYPE  WHEN 'time' THEN IF(DATETIME_PRECISION = 0, 10, CAST(11 + DATETIME_PRECISION as signed integer))  WHEN 'date' THEN 10  WHEN 'datetime' THEN IF(DATETIME_PRECISION = 0, 19, CAST(20 + DATETIME_PRECISION as signed integer))  WHEN 'timestamp' THEN IF(DATETIME_PRECISION = 0, 19, CAST(20 + DATETIME_PRECISION as signed integer))  ELSE   IF(NUMERIC_PRECISION IS NULL, LEAST(CHARACTER_MAXIMUM_LENGTH,2147483647), NUMERIC_PRECISION)  END COLUMN_SIZE, 65535 BUFFER_LENGTH,  CONVERT (CASE DATA_TYPE WHEN 'year' THEN NUMERIC_SCALE WHEN 'tinyint' THEN 0 ELSE NUMERIC_SCALE END, UNSIGNED INTEGER) DECIMAL_DIGITS, 10 NUM_PREC_RADIX, IF(IS_NULLABLE = 'yes',1,0) NULLABLE,COLUMN_COMMENT REMARKS, COLUMN_DEFAULT COLUMN_DEF, 0 SQL_DATA_TYPE, 0 SQL_DATETIME_SUB,   LEAST(CHARACTER_OCTET_LENGTH,2147483647) CHAR_OCTET_LENGTH, ORDINAL_POSITION, IS_NULLABLE, NULL SCOPE_CATALOG, NULL SCOPE_SCHEMA, NULL SCOPE_TABLE, NULL SOURCE_DATA_TYPE, IF(EXTRA = 'auto_increment','YES','NO') IS_AUTOINCREMENT,  IF(EXTRA in ('VIRTUAL', 'PERSISTENT', 'VIRTUAL GENERATED', 'STORED GENERATED') ,'YES','NO') IS_GENERATEDCOLUMN  FROM INFORMATION_SCHEMA.COLUMNS  WHERE " + where + " ORDER BY TABLE_CAT, TABLE_SCHEM, TABLE_NAME, ORDINAL_POSITION"
+}
+
+// Errors carry the code and SQLSTATE MariaDB answers for the same statement
+// (read-only statements: MariaDB started read_only answers 1290).
+func TestErrorsMatchMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	root, err := gosql.Open("mysql", "root@unix("+ref.socket+")/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	tests := []struct {
+		name, query string
+		// asRoot: bi would get 1044 (no grant on the database) before
+		// MariaDB looks the database up.
+		asRoot bool
+	}{
+		{"no such table", "SELECT * FROM heapprof.nope", false},
+		{"syntax", "SELEKT 1", false},
+		{"unknown column", "SELECT nope FROM heapprof.snapshots", false},
+		{"unknown database", "USE nope", true},
+		{"insert", "INSERT INTO heapprof.snapshots (id) VALUES ('x')", false},
+		{"update", "UPDATE heapprof.functions SET flat_bytes = 0", false},
+		{"delete", "DELETE FROM heapprof.stacks", false},
+		{"create table", "CREATE TABLE heapprof.t (a INT)", false},
+		{"create database", "CREATE DATABASE x", false},
+		{"drop table", "DROP TABLE heapprof.snapshots", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, gotErr := engineAnswer(ctx, e, s, tt.query)
+			db := ref.db
+			if tt.asRoot {
+				db = root
+			}
+			_, wantErr := db.ExecContext(ctx, tt.query)
+			var want *mysql.MySQLError
+			if !errors.As(wantErr, &want) {
+				t.Fatalf("MariaDB answered %v, want a MySQL error", wantErr)
+			}
+			var got *Error
+			if !errors.As(gotErr, &got) {
+				t.Fatalf("engine answered %v, want an *Error (MariaDB: %v)", gotErr, want)
+			}
+			if got.Code != want.Number || got.State != string(want.SQLState[:]) {
+				t.Errorf("engine %d (%s) %q, MariaDB %d (%s) %q", got.Code, got.State, got.Message, want.Number, want.SQLState, want.Message)
+			}
+		})
+	}
+}
