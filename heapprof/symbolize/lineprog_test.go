@@ -17,6 +17,7 @@ func TestLineProgram(t *testing.T) {
 		{"O0-pie", fxs[0].binary},
 		{"O2-pie", fxs[1].binary},
 		{"O2-nopie", fxs[2].binary},
+		{"O2-dwarf4", dwarf4Binary(t)},
 		{"lib", fxs[0].lib},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -315,6 +315,7 @@ func TestAddr2Line(t *testing.T) {
 		{"O0-pie", fxs[0].binary, false},
 		{"O2-pie", fxs[1].binary, false},
 		{"O2-pie-zlib", zlibBin, false},
+		{"O2-dwarf4", dwarf4Binary(t), false},
 		{"O2-nopie", fxs[2].binary, false},
 		{"lib", fxs[0].lib, false},
 		{"stripped-lib", fxs[3].lib, true},
@@ -515,4 +516,31 @@ func TestAddr2LineLibc(t *testing.T) {
 			t.Logf("%d addresses, %d answered by another alias at the same address", len(pcs), renamed)
 		})
 	}
+}
+
+var (
+	dwarf4Once sync.Once
+	dwarf4Path string
+)
+
+// dwarf4Binary builds the test program with DWARF 4 (the line table header
+// and .debug_ranges of older compilers) instead of gcc 12's DWARF 5.
+func dwarf4Binary(t *testing.T) string {
+	t.Helper()
+	fx := getFixtures(t)[1]
+	dwarf4Once.Do(func() {
+		src, err := filepath.Abs("testdata")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin := filepath.Join(buildDir, "prog-O2-dwarf4")
+		libDir := filepath.Dir(fx.lib)
+		run(t, nil, "g++", "-g", "-gdwarf-4", "-O2", "-o", bin, filepath.Join(src, "prog.cc"),
+			"-L"+libDir, "-lsymtest", "-ljemalloc", "-Wl,-rpath,"+libDir)
+		dwarf4Path = bin
+	})
+	if dwarf4Path == "" {
+		t.Fatal("DWARF 4 build failed earlier")
+	}
+	return dwarf4Path
 }
