@@ -276,3 +276,166 @@ func TestErrorsMatchMariaDB(t *testing.T) {
 		})
 	}
 }
+
+// Column types the engine announces are those MariaDB announces for the
+// same tables, as the Go driver names them (it maps the protocol type code
+// and charset the same way for both).
+func TestColumnTypesMatchMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	for _, name := range []string{TableSnapshots, TableFunctions, TableStacks, TableDiffs} {
+		t.Run(name, func(t *testing.T) {
+			q := "SELECT * FROM heapprof." + name + " LIMIT 1"
+			r, err := e.Query(ctx, s, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Close()
+			rows, err := ref.db.QueryContext(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cts, err := rows.ColumnTypes()
+			rows.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cts) != len(r.Columns) {
+				t.Fatalf("engine %d columns, MariaDB %d", len(r.Columns), len(cts))
+			}
+			for i, c := range r.Columns {
+				if got, want := driverTypeName(c), cts[i].DatabaseTypeName(); got != want {
+					t.Errorf("%s: engine type %d (%s), MariaDB %s", c.Name, c.Type, got, want)
+				}
+				if c.Table != name || c.Database != SchemaName {
+					t.Errorf("%s: table %s.%s, want %s.%s", c.Name, c.Database, c.Table, SchemaName, name)
+				}
+			}
+		})
+	}
+}
+
+// driverTypeName names a column as go-sql-driver/mysql's
+// mysqlField.typeDatabaseName does, for the types the schema uses.
+func driverTypeName(c Column) string {
+	switch c.Type {
+	case 5:
+		return "DOUBLE"
+	case 8:
+		if c.Flags&32 != 0 {
+			return "UNSIGNED BIGINT"
+		}
+		return "BIGINT"
+	case 12:
+		return "DATETIME"
+	case 252:
+		if c.Charset == 63 {
+			return "BLOB"
+		}
+		return "TEXT"
+	case 253:
+		if c.Charset == 63 {
+			return "VARBINARY"
+		}
+		return "VARCHAR"
+	}
+	return fmt.Sprintf("type %d", c.Type)
+}
+
+func TestNullAndEmpty(t *testing.T) {
+	e, s := newTestEngine(t, fixture())
+	r, err := e.Query(context.Background(), s, "SELECT NULL, '', 'x'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	row, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row[0] != nil || row[1] == nil || len(row[1]) != 0 || string(row[2]) != "x" {
+		t.Errorf("row %q: want NULL (nil), empty (non-nil), x", row)
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Errorf("after the last row: %v, want io.EOF", err)
+	}
+}
+
+func TestSessionDatabase(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	if got := s.Database(); got != "" {
+		t.Errorf("new session database %q, want none", got)
+	}
+	r, err := e.Query(ctx, s, "USE heapprof")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Columns != nil {
+		t.Errorf("USE answered columns %v, want an OK", r.Columns)
+	}
+	if got := s.Database(); got != "heapprof" {
+		t.Errorf("after USE: %q", got)
+	}
+	// Another session is not affected.
+	s2, err := e.NewSession(ctx, "other", "127.0.0.1:2", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s2.Database(); got != "" {
+		t.Errorf("second session database %q, want none", got)
+	}
+	var me *Error
+	if err := e.SetDatabase(ctx, s2, "nope"); !errors.As(err, &me) || me.Code != 1049 {
+		t.Errorf("SetDatabase(nope) = %v, want error 1049", err)
+	}
+	if err := e.SetDatabase(ctx, s2, "information_schema"); err != nil || s2.Database() != "information_schema" {
+		t.Errorf("SetDatabase(information_schema) = %v, database %q", err, s2.Database())
+	}
+	a, err := engineAnswer(ctx, e, s2, "SELECT DATABASE(), @@version_comment, @@time_zone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"information_schema", VersionComment, "+00:00"}; !slices.Equal(a.rows[0], want) {
+		t.Errorf("got %q, want %q", a.rows[0], want)
+	}
+}
+
+// failingSource fails the way a store on a full or broken disk would.
+type failingSource struct{ *memSource }
+
+var errDisk = errors.New("read /var/lib/heapproxy/store: input/output error")
+
+func (failingSource) Functions(context.Context, string) ([]FunctionRow, error) { return nil, errDisk }
+
+func TestSourceErrors(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, failingSource{fixture()})
+	if _, err := engineAnswer(ctx, e, s, "SELECT COUNT(*) FROM heapprof.snapshots"); err != nil {
+		t.Errorf("snapshots do not read functions: %v", err)
+	}
+	for _, q := range []string{"SELECT * FROM heapprof.functions", "SELECT SUM(flat_bytes_delta) FROM heapprof.diffs"} {
+		_, err := engineAnswer(ctx, e, s, q)
+		var me *Error
+		if !errors.As(err, &me) || !strings.Contains(me.Message, errDisk.Error()) {
+			t.Errorf("%s: %v, want an *Error naming %q", q, err, errDisk)
+		}
+	}
+}
+
+func TestCanceled(t *testing.T) {
+	e, s := newTestEngine(t, fixture())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := engineAnswer(ctx, e, s, "SELECT * FROM heapprof.functions")
+	var me *Error
+	if !errors.As(err, &me) || me.Code != 1317 {
+		t.Errorf("canceled query: %v, want error 1317", err)
+	}
+}
+
+func TestNewNilSource(t *testing.T) {
+	if _, err := New(nil); err == nil {
+		t.Error("New(nil) succeeded")
+	}
+}

@@ -1,0 +1,66 @@
+package sqlview
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+)
+
+// benchSource holds 10 snapshots of one node with 1,000 functions each:
+// 10,000 function rows, 9,000 diff rows.
+func benchSource() *memSource {
+	src := &memSource{fns: map[string][]FunctionRow{}, stk: map[string][]StackRow{}}
+	base := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	for i := range 10 {
+		id := fmt.Sprintf("heap_profile.10001.%d", i)
+		src.snaps = append(src.snaps, SnapshotRow{ID: id, NodeID: 10001, NodeKind: "starrocks", NodeAddr: "10.0.0.1:8040",
+			TakenAt: base.Add(time.Duration(i) * time.Hour), TotalBytes: 1 << 30, SamplePeriod: 524288, Format: "jemalloc"})
+		fns := make([]FunctionRow, 1000)
+		for j := range fns {
+			b := int64(j*1000 + i*j)
+			fns[j] = FunctionRow{SnapshotID: id, Name: fmt.Sprintf("starrocks::vectorized::Function%04d<long, std::allocator<long> >", j),
+				FlatBytes: b, CumBytes: 2 * b, FlatObjects: int64(j), CumObjects: int64(2 * j), FlatPct: float64(b) / (1 << 30) * 100}
+		}
+		src.fns[id] = fns
+	}
+	return src
+}
+
+func BenchmarkQuery(b *testing.B) {
+	ctx := context.Background()
+	e, s := newTestEngine(b, benchSource())
+	for _, bq := range []struct{ name, query string }{
+		{"count", "SELECT COUNT(*) FROM heapprof.functions"},
+		{"top10 one snapshot", "SELECT name, flat_bytes FROM heapprof.functions WHERE snapshot_id = 'heap_profile.10001.9' ORDER BY flat_bytes DESC LIMIT 10"},
+		{"group by name", "SELECT name, MAX(cum_bytes) - MIN(cum_bytes) AS g FROM heapprof.functions GROUP BY name ORDER BY g DESC LIMIT 10"},
+		{"join snapshots", "SELECT s.taken_at, SUM(f.flat_bytes) FROM heapprof.snapshots s JOIN heapprof.functions f ON f.snapshot_id = s.id GROUP BY s.taken_at ORDER BY s.taken_at"},
+		{"diffs top growing", "SELECT name, SUM(flat_bytes_delta) AS g FROM heapprof.diffs WHERE node_id = 10001 GROUP BY name ORDER BY g DESC LIMIT 10"},
+		{"all rows", "SELECT * FROM heapprof.functions"},
+	} {
+		b.Run(bq.name, func(b *testing.B) {
+			for b.Loop() {
+				r, err := e.Query(ctx, s, bq.query)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				for {
+					_, err := r.Next()
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				r.Close()
+				if n == 0 {
+					b.Fatal("no rows")
+				}
+			}
+		})
+	}
+}
