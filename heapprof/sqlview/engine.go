@@ -35,7 +35,15 @@ func New(src Source) (*Engine, error) {
 	if src == nil {
 		return nil, errors.New("sqlview: nil Source")
 	}
-	pro := &provider{db: &database{tables: newTables(src)}}
+	db := &database{tables: map[string]sql.Table{}}
+	for name, t := range newTables(src) {
+		db.tables[name] = t
+		// functions and stacks: snapshot_id first, looked up by index.
+		if t.schema[0].Name == "snapshot_id" {
+			db.tables[name] = &indexedTable{table: t, idx: &snapshotIndex{table: name, col: t.schema[0]}}
+		}
+	}
+	pro := &provider{db: db}
 	gms := sqle.New(analyzer.NewDefault(pro), &sqle.Config{IsReadOnly: true})
 	return &Engine{gms: gms}, nil
 }
@@ -398,7 +406,7 @@ func (p *provider) HasDatabase(_ *sql.Context, name string) bool {
 
 func (p *provider) AllDatabases(*sql.Context) []sql.Database { return []sql.Database{p.db} }
 
-type database struct{ tables map[string]*table }
+type database struct{ tables map[string]sql.Table }
 
 var _ sql.Database = (*database)(nil)
 

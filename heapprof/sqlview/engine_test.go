@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
@@ -169,6 +170,10 @@ func TestQueriesMatchMariaDB(t *testing.T) {
 		{name: "like and in", query: "SELECT DISTINCT name FROM functions WHERE name LIKE 'doris::%' OR node_id IN (10003) ORDER BY name"},
 		{name: "time functions", query: "SELECT id, DATE(taken_at), HOUR(taken_at), DATE_FORMAT(taken_at, '%Y-%m-%d %H:%i'), TIMESTAMPDIFF(HOUR, '2026-11-20 00:00:00', taken_at) FROM snapshots ORDER BY id"},
 		{name: "quoted names", query: "SELECT snapshot_id, frames FROM stacks WHERE frames = 'doris::Agg''s \"hash\" table' ORDER BY snapshot_id"},
+		{name: "snapshot_id point", query: "SELECT name, flat_bytes FROM functions WHERE snapshot_id = 'heap_profile.10001.2' ORDER BY flat_bytes DESC, name"},
+		{name: "snapshot_id in", query: "SELECT snapshot_id, stack_id, bytes FROM stacks WHERE snapshot_id IN ('heap_profile.10002.1', 'heap_profile.10003.0', 'nope') ORDER BY 1, 2"},
+		{name: "snapshot_id range", query: "SELECT snapshot_id, COUNT(*) FROM functions WHERE snapshot_id > 'heap_profile.10001.2' GROUP BY snapshot_id ORDER BY 1"},
+		{name: "snapshot_id or other", query: "SELECT snapshot_id, name FROM functions WHERE snapshot_id = 'heap_profile.10002.0' OR name = 'main' ORDER BY 1, 2"},
 		{name: "count per table", query: "SELECT (SELECT COUNT(*) FROM snapshots), (SELECT COUNT(*) FROM functions), (SELECT COUNT(*) FROM stacks), (SELECT COUNT(*) FROM diffs)"},
 	}
 	for _, tt := range tests {
@@ -437,5 +442,57 @@ func TestCanceled(t *testing.T) {
 func TestNewNilSource(t *testing.T) {
 	if _, err := New(nil); err == nil {
 		t.Error("New(nil) succeeded")
+	}
+}
+
+// countingSource records which snapshots' functions and stacks were read.
+type countingSource struct {
+	*memSource
+	mu   sync.Mutex
+	read []string
+}
+
+func (c *countingSource) note(s string) {
+	c.mu.Lock()
+	c.read = append(c.read, s)
+	c.mu.Unlock()
+}
+
+func (c *countingSource) Functions(ctx context.Context, id string) ([]FunctionRow, error) {
+	c.note("functions " + id)
+	return c.memSource.Functions(ctx, id)
+}
+
+func (c *countingSource) Stacks(ctx context.Context, id string) ([]StackRow, error) {
+	c.note("stacks " + id)
+	return c.memSource.Stacks(ctx, id)
+}
+
+// A query naming snapshots reads only those from the Source (the rows
+// themselves are checked against MariaDB in TestQueriesMatchMariaDB).
+func TestIndexReadsOnlyNamedSnapshots(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		query string
+		want  []string
+	}{
+		{"SELECT * FROM heapprof.functions WHERE snapshot_id = 'heap_profile.10001.2'", []string{"functions heap_profile.10001.2"}},
+		{"SELECT * FROM heapprof.stacks WHERE snapshot_id IN ('heap_profile.10003.0', 'heap_profile.10002.1', 'nope')",
+			[]string{"stacks heap_profile.10002.1", "stacks heap_profile.10003.0"}},
+		{"SELECT f.name FROM heapprof.snapshots s JOIN heapprof.functions f ON f.snapshot_id = s.id WHERE s.node_kind = 'doris'",
+			[]string{"functions heap_profile.10002.0", "functions heap_profile.10002.1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			src := &countingSource{memSource: fixture()}
+			e, s := newTestEngine(t, src)
+			if _, err := engineAnswer(ctx, e, s, tt.query); err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(src.read)
+			if !slices.Equal(src.read, tt.want) {
+				t.Errorf("read %q, want %q", src.read, tt.want)
+			}
+		})
 	}
 }

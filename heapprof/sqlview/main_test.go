@@ -202,6 +202,11 @@ func loadReference(db *gosql.DB, src *memSource) error {
 		if len(pk) > 0 {
 			cols = append(cols, "PRIMARY KEY ("+strings.Join(pk, ",")+")")
 		}
+		// The engine's snapshot_id index, so DESCRIBE and the
+		// information_schema show the same keys.
+		if t.schema[0].Name == "snapshot_id" {
+			cols = append(cols, "KEY "+indexName+" (snapshot_id)")
+		}
 		stmts = append(stmts, fmt.Sprintf("CREATE TABLE heapprof.%s (%s) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin COMMENT=%s",
 			name, strings.Join(cols, ", "), quote(tableComments[name])))
 	}
