@@ -538,6 +538,7 @@ func (x *dwarfIndex) loadUnitRaw(h unitHeader, want []uint64) (*unitInfo, error)
 	u.nameOf = nil
 	u.buildLookup()
 	x.raw.info.release(h.start, h.end)
+	x.raw.dropAbbrevs(h.abbrevOff)
 	return u, nil
 }
 

