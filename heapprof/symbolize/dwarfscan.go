@@ -408,10 +408,11 @@ type scannedDIE struct {
 	callFile int64
 	callLine int64
 	caller   int32 // callback index of the nearest enclosing function DIE, -1 if none
-	// hit: the DIE's code holds a wanted address (always, without want).
-	// Functions and inlined calls that hold none cannot answer a wanted
-	// address, nor can the calls inlined into them, which lie inside
-	// their ranges; their subtrees are skipped.
+	// hit: the DIE's code holds a wanted address (always without want;
+	// also for an inlined call without code ranges). Functions and
+	// inlined calls that hold none cannot answer a wanted address, nor can
+	// the calls inlined into them, which lie inside their ranges; their
+	// subtrees are skipped.
 	hit bool
 }
 
@@ -533,7 +534,11 @@ func (x *rawDWARF) scanUnit(h unitHeader, base uint64, want []uint64, fn func(*s
 			}
 		}
 		if isFunc {
-			d.hit = want == nil || x.holdsAny(h, base, &d, want)
+			// An inlined call without code ranges is kept (and its
+			// children walked): BFD would still name it as the caller of
+			// calls inlined into it.
+			hasCode := d.ranges >= 0 || d.haveLow && d.haveHigh
+			d.hit = want == nil || !hasCode && a.tag == dwarf.TagInlinedSubroutine || x.holdsAny(h, base, &d, want)
 			fn(&d)
 		}
 		if a.children {
