@@ -37,7 +37,9 @@ func (s *session) serve() error {
 		if err != nil {
 			return err
 		}
-		s.client.conn.SetReadDeadline(time.Time{})
+		if s.srv.cfg.Timeouts.Idle > 0 {
+			s.client.conn.SetReadDeadline(time.Time{})
+		}
 		if err := s.dispatch(cmd); err != nil {
 			if errors.Is(err, errSessionOver) {
 				return nil

@@ -35,7 +35,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[*session]struct{}
-	closing  bool
+	closing  atomic.Bool // read on every command: no lock
 	wg       sync.WaitGroup
 }
 
@@ -120,16 +120,12 @@ func (s *Server) Serve() error {
 	}
 }
 
-func (s *Server) isClosing() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closing
-}
+func (s *Server) isClosing() bool { return s.closing.Load() }
 
 func (s *Server) track(sess *session) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closing {
+	if s.closing.Load() {
 		return false
 	}
 	s.sessions[sess] = struct{}{}
@@ -148,7 +144,7 @@ func (s *Server) untrack(sess *session) {
 // statements finish until ctx ends; then it closes what is left.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	s.closing = true
+	s.closing.Store(true)
 	live := make([]*session, 0, len(s.sessions))
 	for sess := range s.sessions {
 		live = append(live, sess)
