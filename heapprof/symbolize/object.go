@@ -78,8 +78,7 @@ func (c *nameCache) display(name string) string {
 	return d
 }
 
-// shortOf memoizes shortFunctionName, whose regular expressions are
-// costly on long template names.
+// shortOf memoizes shortFunctionName: every PC in a function asks.
 func (c *nameCache) shortOf(name string) string {
 	c.mu.Lock()
 	s, ok := c.short[name]
