@@ -102,10 +102,10 @@ func (s *RemoteSymbolizer) lookup(ctx context.Context, batch []uint64, names map
 		q.WriteString(strconv.FormatUint(a, 16))
 	}
 	a, err := s.c.do(ctx, s.node, OpSymbolize, http.MethodPost, s.path, []byte(q.String()))
-	method, path := http.MethodPost, s.path
+	method := http.MethodPost
 	if err == nil && a.status == http.StatusMethodNotAllowed {
-		method, path = http.MethodGet, s.path+"?"+q.String()
-		a, err = s.c.do(ctx, s.node, OpSymbolize, method, path, nil)
+		method = http.MethodGet
+		a, err = s.c.do(ctx, s.node, OpSymbolize, method, s.path+"?"+q.String(), nil)
 	}
 	if err != nil {
 		return err

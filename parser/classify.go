@@ -199,10 +199,7 @@ func hasFrom(l *lexer) bool {
 // TO SAVEPOINT, ...) are forwarded.
 func simpleTxn(l *lexer, st *Statement) *Statement {
 	save := l.pos
-	t := l.next()
-	if t.kind == tokWord && keyword(t.text, "WORK") {
-		save = l.pos
-	} else {
+	if t := l.next(); t.kind != tokWord || !keyword(t.text, "WORK") {
 		l.pos = save
 	}
 	if expectEnd(l, "") != nil {

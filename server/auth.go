@@ -273,16 +273,15 @@ func (s *session) loginAs(fwd *handshakeResponse, u *User, ug *greeting) error {
 			if block == nil {
 				return errors.New("upstream sent no PEM public key")
 			}
-			key, err := x509.ParsePKIXPublicKey(block.Bytes)
+			key, kerr := x509.ParsePKIXPublicKey(block.Bytes)
 			rsaKey, ok := key.(*rsa.PublicKey)
-			if err != nil || !ok {
-				return fmt.Errorf("upstream public key: %v", err)
+			if kerr != nil || !ok {
+				return fmt.Errorf("upstream public key: %v", kerr)
 			}
-			enc, err := mysql.EncryptPassword(password, salt, rsaKey)
-			if err != nil {
-				return err
+			var enc []byte
+			if enc, err = mysql.EncryptPassword(password, salt, rsaKey); err == nil {
+				err = send(enc)
 			}
-			err = send(enc)
 		default:
 			return fmt.Errorf("unexpected packet 0x%02x during upstream login", p[0])
 		}

@@ -15,14 +15,8 @@ import (
 	"time"
 )
 
-// startBinary builds heapproxy and runs it with args, returning its MySQL
-// listen address (read from its "listening" log line) and the process.
-func startBinary(t *testing.T, args ...string) (string, *exec.Cmd) {
-	addrs, cmd := startBinaryAddrs(t, 1, args...)
-	return addrs["listening"], cmd
-}
-
-// startBinaryAddrs waits for n listening log lines ("listening", "http
+// startBinaryAddrs builds heapproxy, runs it with args and waits for n
+// listening log lines ("listening", "http
 // listening") and returns their addresses by message.
 func startBinaryAddrs(t *testing.T, n int, args ...string) (map[string]string, *exec.Cmd) {
 	t.Helper()
