@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -250,7 +251,10 @@ func TestSummarizeGo(t *testing.T) {
 	for _, f := range funcs {
 		byName[f.Name] = f
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		index string
 		total int64
