@@ -174,6 +174,11 @@ func TestQueriesMatchMariaDB(t *testing.T) {
 		{name: "snapshot_id in", query: "SELECT snapshot_id, stack_id, bytes FROM stacks WHERE snapshot_id IN ('heap_profile.10002.1', 'heap_profile.10003.0', 'nope') ORDER BY 1, 2"},
 		{name: "snapshot_id range", query: "SELECT snapshot_id, COUNT(*) FROM functions WHERE snapshot_id > 'heap_profile.10001.2' GROUP BY snapshot_id ORDER BY 1"},
 		{name: "snapshot_id or other", query: "SELECT snapshot_id, name FROM functions WHERE snapshot_id = 'heap_profile.10002.0' OR name = 'main' ORDER BY 1, 2"},
+		// The README's examples, NOW() replaced by a time inside the fixture.
+		{name: "readme grafana", query: "SELECT taken_at AS time, CONCAT('node ', node_id) AS metric, total_bytes AS value FROM heapprof.snapshots WHERE taken_at BETWEEN FROM_UNIXTIME(1795161600) AND FROM_UNIXTIME(1795291200) ORDER BY taken_at"},
+		{name: "readme top growing", query: "SELECT name, SUM(flat_bytes_delta) AS grown_bytes, SUM(flat_objects_delta) AS grown_objects, COUNT(*) AS steps, MIN(flat_bytes_delta) > 0 AS grew_every_step FROM heapprof.diffs WHERE node_id = 10001 AND to_taken_at >= TIMESTAMP('2026-11-21 08:00:00') - INTERVAL 1 DAY GROUP BY name ORDER BY grown_bytes DESC, name LIMIT 20"},
+		{name: "readme first vs latest", query: "SELECT l.name, l.flat_bytes - COALESCE(f.flat_bytes, 0) AS grown_bytes FROM heapprof.functions l LEFT JOIN heapprof.functions f ON f.name = l.name AND f.snapshot_id = (SELECT id FROM heapprof.snapshots WHERE node_id = 10001 AND taken_at >= TIMESTAMP('2026-11-20 12:00:00') - INTERVAL 1 DAY ORDER BY taken_at LIMIT 1) WHERE l.snapshot_id = (SELECT id FROM heapprof.snapshots WHERE node_id = 10001 ORDER BY taken_at DESC LIMIT 1) ORDER BY grown_bytes DESC, l.name LIMIT 20"},
+		{name: "readme latest top", query: "SELECT name, flat_bytes, ROUND(flat_pct, 1) AS pct, cum_bytes FROM heapprof.functions WHERE snapshot_id = (SELECT id FROM heapprof.snapshots WHERE node_id = 10001 ORDER BY taken_at DESC LIMIT 1) ORDER BY flat_bytes DESC, name LIMIT 20", ignore: []string{"pct"}}, // MariaDB prints ROUND(0e0, 1) as 0.0, the engine as 0
 		{name: "count per table", query: "SELECT (SELECT COUNT(*) FROM snapshots), (SELECT COUNT(*) FROM functions), (SELECT COUNT(*) FROM stacks), (SELECT COUNT(*) FROM diffs)"},
 	}
 	for _, tt := range tests {
