@@ -188,11 +188,11 @@ func TestHeapProfJemallocNode(t *testing.T) {
 	if err != nil || !strings.Contains(out, "| result |") || !strings.Contains(out, "| true   |") {
 		t.Fatalf("CLI: %v\n%s", err, out)
 	}
-	out, err = cli(t, h, p, "root", "", "-N", "-e", adminSQL("10001", "dump_dot_snapshot()")+";")
+	out, err = cli(t, h, p, "root", "", "-N", "-r", "-e", adminSQL("10001", "dump_dot_snapshot()")+";")
 	if err != nil {
 		t.Fatalf("CLI dump: %v\n%s", err, out)
 	}
-	checkDOT(t, strings.Split(strings.TrimSpace(out), "\n"), "jenode_segment_alloc")
+	checkDOT(t, strings.Split(strings.TrimSpace(out), "\n"), "jenode_segment_alloc", `\lTotal MB: `)
 	// snapshot() names a snapshot; to_dot_format renders it again.
 	name := mustLines(t, db, adminSQL("10001", "snapshot()"))
 	if len(name) != 1 || !strings.HasPrefix(name[0], "heap_profile.10001.") {

@@ -63,7 +63,7 @@ func TestEmbeddedDefaultDumpDOT(t *testing.T) {
 	addr := addrs["listening"]
 	host, port, _ := strings.Cut(addr, ":")
 	mariadb := func(sql string) (string, error) {
-		out, err := exec.Command("mariadb", "--no-defaults", "-h", host, "-P", port, "-uroot", "-N", "-e", sql).CombinedOutput()
+		out, err := exec.Command("mariadb", "--no-defaults", "-h", host, "-P", port, "-uroot", "-N", "-r", "-e", sql).CombinedOutput()
 		return string(out), err
 	}
 	out, err := mariadb("SHOW BACKENDS")
@@ -74,7 +74,7 @@ func TestEmbeddedDefaultDumpDOT(t *testing.T) {
 		t.Fatalf("has_enable: %v %q", err, out)
 	}
 	out, err = mariadb("ADMIN EXECUTE ON 1 'System.print(HeapProf.getInstance().dump_dot_snapshot())'")
-	if err != nil || !strings.HasPrefix(out, "digraph \"heapproxy-node-1; ") {
+	if err != nil || !strings.HasPrefix(out, "digraph \"heapproxy-node-1; ") || !strings.Contains(out, `\lTotal MB: `) {
 		t.Fatalf("dump_dot_snapshot: %v\n%s", err, out)
 	}
 	dot := exec.Command("dot", "-Tsvg")
