@@ -35,13 +35,12 @@ type cuRange struct {
 // unitInfo is what BFD's comp_unit holds after scan_unit_for_symbols and
 // decode_line_info: the function table and the line sequences.
 type unitInfo struct {
-	funcs   []funcInfo
-	byLow   []funcLookup // funcs sorted by lowest address, with high watermark
-	seqs    []lineSeq
-	files   []string
-	nameOf  map[dwarf.Offset][]nameAttr // name-bearing attributes of subprogram DIEs
-	hdr     unitHeader                  // the unit's header, when decoded by the scanner
-	invalid bool
+	funcs  []funcInfo
+	byLow  []funcLookup // funcs sorted by lowest address, with high watermark
+	seqs   []lineSeq
+	files  []string
+	nameOf map[dwarf.Offset][]nameAttr // name-bearing attributes of subprogram DIEs
+	hdr    unitHeader                  // the unit's header, when decoded by the scanner
 }
 
 // funcInfo is a DW_TAG_subprogram, DW_TAG_entry_point or
