@@ -35,15 +35,7 @@ func New(src Source) (*Engine, error) {
 	if src == nil {
 		return nil, errors.New("sqlview: nil Source")
 	}
-	db := &database{tables: map[string]sql.Table{}}
-	for name, t := range newTables(src) {
-		db.tables[name] = t
-		// functions and stacks: snapshot_id first, looked up by index.
-		if t.schema[0].Name == "snapshot_id" {
-			db.tables[name] = &indexedTable{table: t, idx: &snapshotIndex{table: name, col: t.schema[0]}}
-		}
-	}
-	pro := &provider{db: db}
+	pro := &provider{db: &database{tables: withIndexes(newTables(src))}}
 	gms := sqle.New(analyzer.NewDefault(pro), &sqle.Config{IsReadOnly: true})
 	return &Engine{gms: gms}, nil
 }

@@ -179,6 +179,10 @@ func TestQueriesMatchMariaDB(t *testing.T) {
 		{name: "readme top growing", query: "SELECT name, SUM(flat_bytes_delta) AS grown_bytes, SUM(flat_objects_delta) AS grown_objects, COUNT(*) AS steps, MIN(flat_bytes_delta) > 0 AS grew_every_step FROM heapprof.diffs WHERE node_id = 10001 AND to_taken_at >= TIMESTAMP('2026-11-21 08:00:00') - INTERVAL 1 DAY GROUP BY name ORDER BY grown_bytes DESC, name LIMIT 20"},
 		{name: "readme first vs latest", query: "SELECT l.name, l.flat_bytes - COALESCE(f.flat_bytes, 0) AS grown_bytes FROM heapprof.functions l LEFT JOIN heapprof.functions f ON f.name = l.name AND f.snapshot_id = (SELECT id FROM heapprof.snapshots WHERE node_id = 10001 AND taken_at >= TIMESTAMP('2026-11-20 12:00:00') - INTERVAL 1 DAY ORDER BY taken_at LIMIT 1) WHERE l.snapshot_id = (SELECT id FROM heapprof.snapshots WHERE node_id = 10001 ORDER BY taken_at DESC LIMIT 1) ORDER BY grown_bytes DESC, l.name LIMIT 20"},
 		{name: "readme latest top", query: "SELECT name, flat_bytes, ROUND(flat_pct, 1) AS pct, cum_bytes FROM heapprof.functions WHERE snapshot_id = (SELECT id FROM heapprof.snapshots WHERE node_id = 10001 ORDER BY taken_at DESC LIMIT 1) ORDER BY flat_bytes DESC, name LIMIT 20", ignore: []string{"pct"}}, // MariaDB prints ROUND(0e0, 1) as 0.0, the engine as 0
+		{name: "node_id point", query: "SELECT snapshot_id, name, cum_bytes FROM functions WHERE node_id = 10002 ORDER BY 1, 2"},
+		{name: "node_id in on diffs", query: "SELECT node_id, name, to_snapshot_id, cum_bytes_delta FROM diffs WHERE node_id IN (10002, 10003, 99) ORDER BY 1, 2, 3"},
+		{name: "node_id and snapshot_id", query: "SELECT stack_id, frames FROM stacks WHERE node_id = 10001 AND snapshot_id = 'heap_profile.10001.1' ORDER BY 1"},
+		{name: "node_id string literal", query: "SELECT COUNT(*) FROM functions WHERE node_id = '10001'"},
 		{name: "count per table", query: "SELECT (SELECT COUNT(*) FROM snapshots), (SELECT COUNT(*) FROM functions), (SELECT COUNT(*) FROM stacks), (SELECT COUNT(*) FROM diffs)"},
 	}
 	for _, tt := range tests {
@@ -486,6 +490,8 @@ func TestIndexReadsOnlyNamedSnapshots(t *testing.T) {
 			[]string{"stacks heap_profile.10002.1", "stacks heap_profile.10003.0"}},
 		{"SELECT f.name FROM heapprof.snapshots s JOIN heapprof.functions f ON f.snapshot_id = s.id WHERE s.node_kind = 'doris'",
 			[]string{"functions heap_profile.10002.0", "functions heap_profile.10002.1"}},
+		{"SELECT * FROM heapprof.functions WHERE node_id = 10002", []string{"functions heap_profile.10002.0", "functions heap_profile.10002.1"}},
+		{"SELECT * FROM heapprof.diffs WHERE node_id = 10002", []string{"functions heap_profile.10002.0", "functions heap_profile.10002.1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {

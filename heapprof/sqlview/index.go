@@ -1,81 +1,96 @@
 package sqlview
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/dolthub/go-mysql-server/sql"
 )
 
-// snapshotIndex lets the planner read only the snapshots a query names
-// (WHERE snapshot_id = '...', IN (...), or a join on snapshots.id) instead
-// of asking the Source for every snapshot's functions or stacks: with a
-// real store each Functions call decodes a stored profile.
+// pointIndex lets the planner read only the partitions a query names
+// (WHERE snapshot_id = '...', node_id IN (...), or a join on snapshots.id)
+// instead of asking the Source for every snapshot: with a real store each
+// Functions call decodes a stored profile.
 //
-// It answers point lookups only and is not precise: the engine still
-// applies the query's filter to the rows, so a lookup can never add rows,
-// only skip snapshots whose rows could not match.
-type snapshotIndex struct {
+// Every partition has one value of the indexed column (a snapshot has one
+// id and one node, a diffs partition one node), so a point lookup selects
+// whole partitions. It answers point lookups only and is not precise: the
+// engine still applies the query's filter to the rows, so a lookup can
+// only skip partitions whose rows could not match, never add rows.
+type pointIndex struct {
 	table string
 	col   *sql.Column
+	// key gives a partition's value of col, in col's Go type.
+	key func(sql.Partition) any
 }
 
-// indexName is the index's name in SHOW INDEX and information_schema.
-const indexName = "snapshot_id"
+var _ sql.Index = (*pointIndex)(nil)
 
-var _ sql.Index = (*snapshotIndex)(nil)
+// ID is the index's name in SHOW INDEX and information_schema: the column.
+func (x *pointIndex) ID() string              { return x.col.Name }
+func (x *pointIndex) Database() string        { return SchemaName }
+func (x *pointIndex) Table() string           { return x.table }
+func (x *pointIndex) Expressions() []string   { return []string{x.table + "." + x.col.Name} }
+func (x *pointIndex) IsUnique() bool          { return false }
+func (x *pointIndex) IsSpatial() bool         { return false }
+func (x *pointIndex) IsFullText() bool        { return false }
+func (x *pointIndex) IsVector() bool          { return false }
+func (x *pointIndex) Comment() string         { return "" }
+func (x *pointIndex) IndexType() string       { return "BTREE" }
+func (x *pointIndex) IsGenerated() bool       { return false }
+func (x *pointIndex) PrefixLengths() []uint16 { return nil }
 
-func (x *snapshotIndex) ID() string              { return indexName }
-func (x *snapshotIndex) Database() string        { return SchemaName }
-func (x *snapshotIndex) Table() string           { return x.table }
-func (x *snapshotIndex) Expressions() []string   { return []string{x.table + "." + x.col.Name} }
-func (x *snapshotIndex) IsUnique() bool          { return false }
-func (x *snapshotIndex) IsSpatial() bool         { return false }
-func (x *snapshotIndex) IsFullText() bool        { return false }
-func (x *snapshotIndex) IsVector() bool          { return false }
-func (x *snapshotIndex) Comment() string         { return "lookups read only the named snapshots" }
-func (x *snapshotIndex) IndexType() string       { return "BTREE" }
-func (x *snapshotIndex) IsGenerated() bool       { return false }
-func (x *snapshotIndex) PrefixLengths() []uint16 { return nil }
-
-func (x *snapshotIndex) ColumnExpressionTypes() []sql.ColumnExpressionType {
+func (x *pointIndex) ColumnExpressionTypes() []sql.ColumnExpressionType {
 	return []sql.ColumnExpressionType{{Expression: x.Expressions()[0], Type: x.col.Type}}
 }
 
-func (x *snapshotIndex) CanSupportOrderBy(sql.Expression) bool { return false }
+func (x *pointIndex) CanSupportOrderBy(sql.Expression) bool { return false }
 
-// CanSupport accepts a lookup only when every range is one exact id.
-func (x *snapshotIndex) CanSupport(_ *sql.Context, ranges ...sql.Range) bool {
+// CanSupport accepts a lookup only when every range is one exact value.
+func (x *pointIndex) CanSupport(ctx *sql.Context, ranges ...sql.Range) bool {
 	for _, r := range ranges {
-		if _, ok := pointID(r); !ok {
+		if _, ok := x.point(ctx, r); !ok {
 			return false
 		}
 	}
 	return len(ranges) > 0
 }
 
-// pointID returns the id of a range that is exactly one string value.
-func pointID(r sql.Range) (string, bool) {
+// point returns the value of a range that is exactly one value, converted
+// to the column's Go type (string, int64) so it compares with key's.
+func (x *pointIndex) point(ctx context.Context, r sql.Range) (any, bool) {
 	mr, ok := r.(sql.MySQLRange)
 	if !ok || len(mr) != 1 {
-		return "", false
+		return nil, false
 	}
 	lo, okLo := mr[0].LowerBound.(sql.Below)
 	hi, okHi := mr[0].UpperBound.(sql.Above)
-	if !okLo || !okHi {
-		return "", false
+	if !okLo || !okHi || lo.Key == nil || hi.Key == nil {
+		return nil, false
 	}
-	l, okL := lo.Key.(string)
-	h, okH := hi.Key.(string)
-	if !okL || !okH || l != h {
-		return "", false
+	l, inRange, err := x.col.Type.Convert(ctx, lo.Key)
+	if err != nil || inRange != sql.InRange {
+		return nil, false
 	}
-	return l, true
+	h, inRange, err := x.col.Type.Convert(ctx, hi.Key)
+	if err != nil || inRange != sql.InRange {
+		return nil, false
+	}
+	if c, err := x.col.Type.Compare(ctx, l, h); err != nil || c != 0 {
+		return nil, false
+	}
+	switch l.(type) {
+	case string, int64:
+		return l, true
+	}
+	return nil, false
 }
 
-// indexedTable is a table with a snapshot_id column: functions and stacks.
+// indexedTable is a table whose partitions each hold one value of some
+// columns: functions and stacks (snapshot_id, node_id), diffs (node_id).
 type indexedTable struct {
 	*table
-	idx *snapshotIndex
+	indexes []*pointIndex
 }
 
 var (
@@ -83,32 +98,54 @@ var (
 	_ sql.IndexedTable     = (*indexedTable)(nil)
 )
 
-func (t *indexedTable) GetIndexes(*sql.Context) ([]sql.Index, error) { return []sql.Index{t.idx}, nil }
+func (t *indexedTable) GetIndexes(*sql.Context) ([]sql.Index, error) {
+	xs := make([]sql.Index, len(t.indexes))
+	for i, x := range t.indexes {
+		xs[i] = x
+	}
+	return xs, nil
+}
 
 // PreciseMatch is false so the engine keeps filtering rows itself.
 func (t *indexedTable) PreciseMatch() bool { return false }
 
+func (t *indexedTable) index(lookup sql.IndexLookup) *pointIndex {
+	if lookup.Index == nil || lookup.Index.Table() != t.name {
+		return nil
+	}
+	for _, x := range t.indexes {
+		if x.ID() == lookup.Index.ID() {
+			return x
+		}
+	}
+	return nil
+}
+
 func (t *indexedTable) IndexedAccess(_ *sql.Context, lookup sql.IndexLookup) sql.IndexedTable {
-	if lookup.Index == nil || lookup.Index.ID() != indexName || lookup.Index.Table() != t.name {
+	if t.index(lookup) == nil {
 		return nil
 	}
 	return t
 }
 
-// LookupPartitions gives the partitions (snapshots) the lookup names, in
-// the order of a full scan; ids the Source does not hold give nothing.
+// LookupPartitions gives the partitions the lookup names, in the order of a
+// full scan; values no partition has give nothing.
 func (t *indexedTable) LookupPartitions(ctx *sql.Context, lookup sql.IndexLookup) (sql.PartitionIter, error) {
+	x := t.index(lookup)
+	if x == nil {
+		return nil, fmt.Errorf("heapprof.%s: lookup on unknown index %v", t.name, lookup.Index)
+	}
 	ranges, ok := lookup.Ranges.(sql.MySQLRangeCollection)
 	if !ok {
 		return nil, fmt.Errorf("heapprof.%s: unsupported index lookup %T", t.name, lookup.Ranges)
 	}
-	want := make(map[string]bool, len(ranges))
+	want := make(map[any]bool, len(ranges))
 	for _, r := range ranges {
-		id, ok := pointID(r)
+		v, ok := x.point(ctx, r)
 		if !ok {
-			return nil, fmt.Errorf("heapprof.%s: index lookup %s is not one snapshot id", t.name, r)
+			return nil, fmt.Errorf("heapprof.%s: index lookup %s is not one %s", t.name, r, x.col.Name)
 		}
-		want[id] = true
+		want[v] = true
 	}
 	all, err := t.scan.partitions(ctx)
 	if err != nil {
@@ -116,9 +153,38 @@ func (t *indexedTable) LookupPartitions(ctx *sql.Context, lookup sql.IndexLookup
 	}
 	var ps []sql.Partition
 	for _, p := range all {
-		if sp, ok := p.(snapshotPartition); ok && want[sp.snap.ID] {
+		if want[x.key(p)] {
 			ps = append(ps, p)
 		}
 	}
 	return sql.PartitionsToPartitionIter(ps...), nil
+}
+
+// withIndexes wraps the tables whose partitions carry a snapshot id or a
+// node id.
+func withIndexes(tables map[string]*table) map[string]sql.Table {
+	snapID := func(p sql.Partition) any { return p.(snapshotPartition).snap.ID }
+	snapNode := func(p sql.Partition) any { return p.(snapshotPartition).snap.NodeID }
+	diffNode := func(p sql.Partition) any { return p.(nodePartition).nodeID }
+	keys := map[string]map[string]func(sql.Partition) any{
+		TableFunctions: {"snapshot_id": snapID, "node_id": snapNode},
+		TableStacks:    {"snapshot_id": snapID, "node_id": snapNode},
+		TableDiffs:     {"node_id": diffNode},
+	}
+	out := make(map[string]sql.Table, len(tables))
+	for name, t := range tables {
+		out[name] = t
+		if len(keys[name]) == 0 {
+			continue
+		}
+		it := &indexedTable{table: t}
+		// In schema order, so SHOW INDEX lists them as DESCRIBE does.
+		for _, c := range t.schema {
+			if key, ok := keys[name][c.Name]; ok {
+				it.indexes = append(it.indexes, &pointIndex{table: name, col: c, key: key})
+			}
+		}
+		out[name] = it
+	}
+	return out
 }

@@ -189,6 +189,7 @@ func (r *refDB) stop() {
 // own schema (so a type change shows up as a difference) and fills them.
 func loadReference(db *gosql.DB, src *memSource) error {
 	tables := newTables(src)
+	indexed := withIndexes(tables)
 	stmts := []string{"CREATE DATABASE heapprof"}
 	for _, name := range []string{TableSnapshots, TableFunctions, TableStacks, TableDiffs} {
 		t := tables[name]
@@ -202,10 +203,12 @@ func loadReference(db *gosql.DB, src *memSource) error {
 		if len(pk) > 0 {
 			cols = append(cols, "PRIMARY KEY ("+strings.Join(pk, ",")+")")
 		}
-		// The engine's snapshot_id index, so DESCRIBE and the
-		// information_schema show the same keys.
-		if t.schema[0].Name == "snapshot_id" {
-			cols = append(cols, "KEY "+indexName+" (snapshot_id)")
+		// The engine's indexes, so DESCRIBE and the information_schema
+		// show the same keys.
+		if it, ok := indexed[name].(*indexedTable); ok {
+			for _, x := range it.indexes {
+				cols = append(cols, fmt.Sprintf("KEY `%s` (`%s`)", x.ID(), x.col.Name))
+			}
 		}
 		stmts = append(stmts, fmt.Sprintf("CREATE TABLE heapprof.%s (%s) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin COMMENT=%s",
 			name, strings.Join(cols, ", "), quote(tableComments[name])))
