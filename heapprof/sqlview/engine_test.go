@@ -507,3 +507,51 @@ func TestIndexReadsOnlyNamedSnapshots(t *testing.T) {
 		})
 	}
 }
+
+// Sessions query one engine at once (one per connection) and each gets
+// what a lone session gets.
+func TestConcurrentSessions(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	queries := []string{
+		"SELECT name, SUM(flat_bytes_delta) FROM heapprof.diffs GROUP BY name ORDER BY 2 DESC, 1",
+		"SELECT s.id, COUNT(*) FROM heapprof.snapshots s JOIN heapprof.functions f ON f.snapshot_id = s.id GROUP BY s.id ORDER BY 1",
+		"SELECT * FROM heapprof.stacks WHERE node_id = 10001 ORDER BY snapshot_id, stack_id",
+	}
+	want := make([]string, len(queries))
+	for i, q := range queries {
+		a, err := engineAnswer(ctx, e, s, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = a.String()
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8*20)
+	for g := range 8 {
+		wg.Go(func() {
+			s, err := e.NewSession(ctx, "bi", "127.0.0.1:1", uint32(100+g))
+			if err != nil {
+				errs <- err
+				return
+			}
+			for i := range 20 {
+				q := (g + i) % len(queries)
+				a, err := engineAnswer(ctx, e, s, queries[q])
+				if err != nil {
+					errs <- err
+					return
+				}
+				if a.String() != want[q] {
+					errs <- fmt.Errorf("session %d, %s:\n%v\nwant\n%s", g, queries[q], a, want[q])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
