@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -54,7 +55,12 @@ type Session struct {
 // The session's time zone is UTC, matching how taken_at is stored (Grafana
 // sends FROM_UNIXTIME bounds and reads the times back as UTC).
 func (e *Engine) NewSession(ctx context.Context, user, addr string, connID uint32) (*Session, error) {
-	base := sql.NewBaseSessionWithClientServer("heapproxy", sql.Client{User: user, Address: addr}, connID)
+	// USER() is user@host, as in MySQL: the client's port is not part of it.
+	host := addr
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	base := sql.NewBaseSessionWithClientServer("heapproxy", sql.Client{User: user, Address: host}, connID)
 	sctx := sql.NewContext(ctx, sql.WithSession(base))
 	for name, v := range map[string]any{"version_comment": VersionComment, "time_zone": "+00:00"} {
 		if err := base.InitSessionVariable(sctx, name, v); err != nil {

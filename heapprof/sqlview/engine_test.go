@@ -409,11 +409,11 @@ func TestSessionDatabase(t *testing.T) {
 	if err := e.SetDatabase(ctx, s2, "information_schema"); err != nil || s2.Database() != "information_schema" {
 		t.Errorf("SetDatabase(information_schema) = %v, database %q", err, s2.Database())
 	}
-	a, err := engineAnswer(ctx, e, s2, "SELECT DATABASE(), @@version_comment, @@time_zone")
+	a, err := engineAnswer(ctx, e, s2, "SELECT DATABASE(), @@version_comment, @@time_zone, USER(), CONNECTION_ID()")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"information_schema", VersionComment, "+00:00"}; !slices.Equal(a.rows[0], want) {
+	if want := []string{"information_schema", VersionComment, "+00:00", "other@127.0.0.1", "8"}; !slices.Equal(a.rows[0], want) {
 		t.Errorf("got %q, want %q", a.rows[0], want)
 	}
 }
