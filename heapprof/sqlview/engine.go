@@ -211,6 +211,7 @@ func (e *Engine) Query(ctx context.Context, s *Session, query string) (*Result, 
 	if s == nil {
 		return nil, errors.New("sqlview: nil Session")
 	}
+	ctx = context.WithValue(ctx, snapshotListKey{}, &snapshotList{})
 	sctx := sql.NewContext(ctx, sql.WithSession(s.base), sql.WithQuery(query))
 	stmt, _, _, err := e.gms.Parser.Parse(sctx, query, false)
 	if err != nil {

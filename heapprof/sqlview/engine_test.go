@@ -470,6 +470,11 @@ func (c *countingSource) note(s string) {
 	c.mu.Unlock()
 }
 
+func (c *countingSource) Snapshots(ctx context.Context) ([]SnapshotRow, error) {
+	c.note("snapshots")
+	return c.memSource.Snapshots(ctx)
+}
+
 func (c *countingSource) Functions(ctx context.Context, id string) ([]FunctionRow, error) {
 	c.note("functions " + id)
 	return c.memSource.Functions(ctx, id)
@@ -488,13 +493,16 @@ func TestIndexReadsOnlyNamedSnapshots(t *testing.T) {
 		query string
 		want  []string
 	}{
-		{"SELECT * FROM heapprof.functions WHERE snapshot_id = 'heap_profile.10001.2'", []string{"functions heap_profile.10001.2"}},
+		{"SELECT * FROM heapprof.functions WHERE snapshot_id = 'heap_profile.10001.2'", []string{"functions heap_profile.10001.2", "snapshots"}},
 		{"SELECT * FROM heapprof.stacks WHERE snapshot_id IN ('heap_profile.10003.0', 'heap_profile.10002.1', 'nope')",
-			[]string{"stacks heap_profile.10002.1", "stacks heap_profile.10003.0"}},
+			[]string{"snapshots", "stacks heap_profile.10002.1", "stacks heap_profile.10003.0"}},
+		// The join looks functions up once per doris snapshot; the
+		// listing is still read once per statement.
 		{"SELECT f.name FROM heapprof.snapshots s JOIN heapprof.functions f ON f.snapshot_id = s.id WHERE s.node_kind = 'doris'",
-			[]string{"functions heap_profile.10002.0", "functions heap_profile.10002.1"}},
-		{"SELECT * FROM heapprof.functions WHERE node_id = 10002", []string{"functions heap_profile.10002.0", "functions heap_profile.10002.1"}},
-		{"SELECT * FROM heapprof.diffs WHERE node_id = 10002", []string{"functions heap_profile.10002.0", "functions heap_profile.10002.1"}},
+			[]string{"functions heap_profile.10002.0", "functions heap_profile.10002.1", "snapshots"}},
+		{"SELECT * FROM heapprof.functions WHERE node_id = 10002", []string{"functions heap_profile.10002.0", "functions heap_profile.10002.1", "snapshots"}},
+		{"SELECT * FROM heapprof.diffs WHERE node_id = 10002", []string{"functions heap_profile.10002.0", "functions heap_profile.10002.1", "snapshots"}},
+		{"SELECT (SELECT COUNT(*) FROM heapprof.snapshots), (SELECT COUNT(*) FROM heapprof.snapshots)", []string{"snapshots"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -184,9 +185,9 @@ func (s snapshotScan) partitions(*sql.Context) ([]sql.Partition, error) {
 }
 
 func (s snapshotScan) rows(ctx *sql.Context, _ sql.Partition) ([]sql.Row, error) {
-	snaps, err := s.src.Snapshots(ctx)
+	snaps, err := sortedSnapshots(ctx, s.src)
 	if err != nil {
-		return nil, fmt.Errorf("list snapshots: %w", err)
+		return nil, err
 	}
 	rows := make([]sql.Row, len(snaps))
 	for i, sn := range snaps {
@@ -210,7 +211,18 @@ func snapshotPartitions(ctx *sql.Context, src Source) ([]sql.Partition, error) {
 	return ps, nil
 }
 
+// sortedSnapshots lists the snapshots oldest first. Within one statement
+// the list is read once (see snapshotList): a join looks partitions up once
+// per outer row, and every table of the statement sees the same snapshots.
 func sortedSnapshots(ctx *sql.Context, src Source) ([]SnapshotRow, error) {
+	if l, ok := ctx.Value(snapshotListKey{}).(*snapshotList); ok {
+		l.once.Do(func() { l.snaps, l.err = listSorted(ctx, src) })
+		return l.snaps, l.err
+	}
+	return listSorted(ctx, src)
+}
+
+func listSorted(ctx *sql.Context, src Source) ([]SnapshotRow, error) {
 	snaps, err := src.Snapshots(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list snapshots: %w", err)
@@ -221,6 +233,15 @@ func sortedSnapshots(ctx *sql.Context, src Source) ([]SnapshotRow, error) {
 	})
 	return snaps, nil
 }
+
+// snapshotList is one statement's snapshot listing, carried in its context.
+type snapshotList struct {
+	once  sync.Once
+	snaps []SnapshotRow
+	err   error
+}
+
+type snapshotListKey struct{}
 
 type functionScan struct{ src Source }
 
