@@ -95,7 +95,8 @@ type Column struct {
 	// Flags are the column definition flags (NOT_NULL 1, PRI_KEY 2,
 	// UNSIGNED 32, BINARY 128, ...).
 	Flags uint16
-	// Charset is the collation id (utf8mb4_0900_bin 46, binary 63).
+	// Charset is the collation id: 45 utf8mb4_general_ci, 33
+	// utf8mb3_general_ci (information_schema), 63 binary (numbers, dates).
 	Charset  uint16
 	Length   uint32
 	Decimals uint8
