@@ -17,8 +17,11 @@ run: build
 jenode:
 	mkdir -p $(BIN) && cc -O1 -g -rdynamic -o $(BIN)/jenode testdata/jenode/jenode.c -ljemalloc
 
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 vet:
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 
