@@ -44,14 +44,10 @@ func (s *session) loginLocal() error {
 		status:  s.status,
 		plugin:  nativePassword,
 	}
-	if err := s.greet(g); err != nil {
-		return err
-	}
-	r, err := s.readHandshakeResponse()
+	r, err := s.handshake(g)
 	if err != nil {
 		return err
 	}
-	s.caps = r.caps & caps
 	if err := s.checkLocalLogin(r, salt); err != nil {
 		return err
 	}
@@ -153,14 +149,10 @@ func (s *session) loginUpstream(deadline time.Time) error {
 		status:  ug.status,
 		plugin:  nativePassword,
 	}
-	if err := s.greet(g); err != nil {
-		return err
-	}
-	r, err := s.readHandshakeResponse()
+	r, err := s.handshake(g)
 	if err != nil {
 		return err
 	}
-	s.caps = r.caps & caps
 	var login *User
 	if s.srv.cfg.Auth == AuthLocal {
 		if err := s.checkLocalLogin(r, salt); err != nil {

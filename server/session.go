@@ -134,12 +134,21 @@ func (s *session) sendOK() error {
 	return s.client.flush()
 }
 
-// greet sends the client the initial handshake.
-func (s *session) greet(g *greeting) error {
+// handshake greets the client, reads its login and settles the
+// capabilities both sides have.
+func (s *session) handshake(g *greeting) (*handshakeResponse, error) {
 	if err := s.client.writePacket(g.encode()); err != nil {
-		return err
+		return nil, err
 	}
-	return s.client.flush()
+	if err := s.client.flush(); err != nil {
+		return nil, err
+	}
+	r, err := s.readHandshakeResponse()
+	if err != nil {
+		return nil, err
+	}
+	s.caps = r.caps & g.caps
+	return r, nil
 }
 
 // readHandshakeResponse reads the client's login, upgrading to TLS first
