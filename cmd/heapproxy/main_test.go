@@ -137,3 +137,28 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// Every YAML example in the README is a configuration heapproxy accepts.
+func TestREADMEConfigExamples(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(readme), "```yaml\n")[1:]
+	if len(blocks) == 0 {
+		t.Fatal("no yaml examples in README.md")
+	}
+	for i, b := range blocks {
+		b, _, _ = strings.Cut(b, "```")
+		f := filepath.Join(t.TempDir(), "example.yaml")
+		os.WriteFile(f, []byte(b), 0o600)
+		cfg := defaultFileConfig()
+		if err := loadConfig(f, &cfg); err != nil {
+			t.Errorf("README yaml example %d: %v", i+1, err)
+			continue
+		}
+		if _, _, err := cfg.nodes(); err != nil {
+			t.Errorf("README yaml example %d: %v", i+1, err)
+		}
+	}
+}
