@@ -59,7 +59,8 @@ func (s *session) answerEmbedded(cmd command) error {
 		}
 		return s.sendOK()
 	case mysql.COM_FIELD_LIST:
-		return s.sendError(mysql.NewError(mysql.ER_NO_SUCH_TABLE, "heapproxy's embedded default serves no tables"))
+		return s.sendError(mysql.NewError(mysql.ER_NOT_SUPPORTED_YET,
+			"COM_FIELD_LIST is not supported on heapproxy's embedded default; use SHOW COLUMNS FROM <table>"))
 	case mysql.COM_CHANGE_USER:
 		return s.sendError(mysql.NewError(mysql.ER_NOT_SUPPORTED_YET,
 			"COM_CHANGE_USER is not supported on the embedded default; reconnect as the other user"))
