@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/heapproxy/heapproxy/backends"
 	"github.com/heapproxy/heapproxy/heapprof/snapshot"
@@ -61,17 +59,9 @@ func (s sqlSource) Stacks(ctx context.Context, id string) ([]sqlview.StackRow, e
 	}
 	rows := make([]sqlview.StackRow, len(st))
 	for i, k := range st {
-		rows[i] = sqlview.StackRow{SnapshotID: id, StackID: k.StackID, Frames: rootFirst(k.Frames), Bytes: k.Bytes, Objects: k.Objects}
+		rows[i] = sqlview.StackRow{SnapshotID: id, StackID: k.StackID, Frames: k.Frames, Bytes: k.Bytes, Objects: k.Objects}
 	}
 	return rows, nil
-}
-
-// rootFirst turns the store's innermost-first frames into the folded form
-// the schema documents (root first, as flame graph tools read it).
-func rootFirst(frames string) string {
-	f := strings.Split(frames, ";")
-	slices.Reverse(f)
-	return strings.Join(f, ";")
 }
 
 func isNotFound(err error) bool {

@@ -83,7 +83,7 @@ var schema = []string{
 		"`depth` INT NOT NULL," +
 		"`bytes` BIGINT NOT NULL," +
 		"`objects` BIGINT NOT NULL," +
-		"`frames` MEDIUMTEXT NOT NULL COMMENT 'function names, innermost first, joined by ;'," +
+		"`frames` MEDIUMTEXT NOT NULL COMMENT 'function names, root first, joined by ;'," +
 		"PRIMARY KEY (`snapshot_id`, `stack_id`)," +
 		"KEY `stack` (`stack_id`)" +
 		") DEFAULT CHARSET=utf8mb4 COMMENT='per snapshot and call stack: in-use memory'",

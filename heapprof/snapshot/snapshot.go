@@ -77,7 +77,8 @@ type Stack struct {
 	// every snapshot (BI tools join on it to see a stack grow).
 	StackID int64 `json:"stack_id"`
 	// Frames are the functions' short names (jeprof's ShortFunctionName,
-	// as the DOT graph shows them), innermost first, joined by ";". Full
+	// as the DOT graph shows them), root first, joined by ";" (the folded
+	// form flame graph tools and jeprof --collapsed use). Full
 	// C++ names made stack rows five times larger, and the functions rows
 	// keep them.
 	Frames  string `json:"frames"`

@@ -68,7 +68,9 @@ func Summarize(p *profile.Profile) (Totals, []Function, []Stack) {
 				a.cumO += o
 			}
 		}
-		key := strings.Join(shorts, ";")
+		// Folded form, root first, as flame graph tools and jeprof
+		// --collapsed write stacks.
+		key := rootFirst(shorts)
 		st := stacks[key]
 		if st == nil {
 			st = &stackAcc{depth: len(shorts)}
@@ -247,4 +249,16 @@ func round(f float64) int64 {
 		return math.MinInt64
 	}
 	return int64(math.Round(f))
+}
+
+// rootFirst joins innermost-first frames root first with ";".
+func rootFirst(frames []string) string {
+	var b strings.Builder
+	for i := len(frames) - 1; i >= 0; i-- {
+		b.WriteString(frames[i])
+		if i > 0 {
+			b.WriteByte(';')
+		}
+	}
+	return b.String()
 }

@@ -158,7 +158,6 @@ func TestSummarizeJemalloc(t *testing.T) {
 						t.Fatalf("jeprof --collapsed: %q", line)
 					}
 					frames := strings.Split(jeprofTag.ReplaceAllString(line[:i], ""), ";")
-					slices.Reverse(frames)
 					for j, f := range frames {
 						frames[j] = heapprof.ShortFunctionName(f)
 					}
@@ -356,7 +355,7 @@ func TestSummarizeEdgeCases(t *testing.T) {
 				{Name: "0x1234", ShortName: "0x1234", FlatBytes: 100, FlatObjects: 1, CumBytes: 100, CumObjects: 1, FlatPercent: 25, CumPercent: 25},
 				{Name: "a", ShortName: "a", CumBytes: 400, CumObjects: 4, CumPercent: 100},
 			},
-			stacks: []string{"b;a", "0x1234;a"},
+			stacks: []string{"a;b", "a;0x1234"},
 		},
 		{
 			name:  "not a heap profile: last bytes and count types",
