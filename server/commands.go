@@ -114,8 +114,8 @@ func (s *session) dispatch(cmd command) error {
 		err = s.relayPrepare()
 	case mysql.COM_STMT_FETCH:
 		err = s.relayRows()
-	case mysql.COM_FIELD_LIST:
-		err = s.relayUntilEOF()
+	case mysql.COM_FIELD_LIST: // column definitions up to EOF, like rows
+		err = s.relayRows()
 	default: // INIT_DB, PING, RESET_CONNECTION, SET_OPTION, STATISTICS, KILL, ...
 		err = s.relayOne()
 	}
@@ -290,8 +290,6 @@ func (s *session) relayRows() error {
 		}
 	}
 }
-
-func (s *session) relayUntilEOF() error { return s.relayRows() }
 
 // relayPrepare relays a COM_STMT_PREPARE response: OK with the statement's
 // parameter and column definitions, each list closed by an EOF.
