@@ -110,7 +110,7 @@ func parseAdminExecute(l *lexer) (*AdminExecuteStmt, error) {
 	call, err := ParseScript(a.Script)
 	if err != nil {
 		se := err.(*Error)
-		return nil, &Error{Msg: "ADMIN EXECUTE " + se.Msg, Pos: t.pos + sqlOffset(t.text, se.Pos), Hint: se.Hint}
+		return nil, &Error{Msg: "ADMIN EXECUTE " + se.Msg, Pos: t.pos + sqlOffset(t.text, se.Pos), Hint: se.Hint, NotHeapProf: se.NotHeapProf}
 	}
 	a.Call = call
 	if err := expectEnd(l, "ADMIN EXECUTE: expected end of statement after the script"); err != nil {

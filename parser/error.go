@@ -15,6 +15,10 @@ type Error struct {
 	Pos int
 	// Hint, when set, lists what is accepted (e.g. the supported methods).
 	Hint string
+	// NotHeapProf marks a well-formed ADMIN EXECUTE whose script is not a
+	// System.print(HeapProf...) call at all: another of the FE's scripts,
+	// which a proxy in front of a StarRocks FE hands to the FE.
+	NotHeapProf bool
 }
 
 func (e *Error) Error() string {

@@ -186,6 +186,11 @@ func ParseScript(script string) (Call, error) {
 	return call, nil
 }
 
+func notHeapProf(e *Error) *Error {
+	e.NotHeapProf = true
+	return e
+}
+
 type scriptParser struct {
 	lex wrenLexer
 }
@@ -196,13 +201,13 @@ func (p *scriptParser) parse() (Call, *Error) {
 		return Call{}, err
 	}
 	if t.kind != wrenName || t.text != "System" {
-		return Call{}, errorf(t.pos, "script: expected System.print(...), got %s", quoteFound(t.text))
+		return Call{}, notHeapProf(errorf(t.pos, "script: expected System.print(...), got %s", quoteFound(t.text)))
 	}
 	if err := p.expectDot(); err != nil {
 		return Call{}, err
 	}
 	if err := p.expectName("print", "script: expected System.print(...)"); err != nil {
-		return Call{}, err
+		return Call{}, notHeapProf(err)
 	}
 	if err := p.expectPunct('(', "script: expected ( after System.print"); err != nil {
 		return Call{}, err
@@ -212,7 +217,7 @@ func (p *scriptParser) parse() (Call, *Error) {
 		return Call{}, err
 	}
 	if t.kind != wrenName || t.text != "HeapProf" {
-		return Call{}, errorf(t.pos, "script: expected HeapProf.getInstance() inside System.print(...), got %s (only the HeapProf class is supported)", quoteFound(t.text))
+		return Call{}, notHeapProf(errorf(t.pos, "script: expected HeapProf.getInstance() inside System.print(...), got %s (only the HeapProf class is supported)", quoteFound(t.text)))
 	}
 	call, err := p.heapProfCall(false)
 	if err != nil {

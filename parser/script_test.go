@@ -111,3 +111,29 @@ func TestMethods(t *testing.T) {
 		t.Errorf("Methods() = %v, want %v", names, want)
 	}
 }
+
+// Scripts that are not HeapProf calls at all are marked, so a proxy in front
+// of a StarRocks FE can hand them to the FE; malformed HeapProf calls are not.
+func TestNotHeapProf(t *testing.T) {
+	for _, c := range []struct {
+		script string
+		want   bool
+	}{
+		{`System.print(ExecEnv.get_stack_trace_for_all_threads())`, true},
+		{`System.print(StorageEngine.getInstance().get_tablet(1))`, true},
+		{`HeapProf.getInstance().has_enable()`, true},
+		{`System.write(HeapProf.getInstance().has_enable())`, true},
+		{`System.print(HeapProf.getInstance().no_such_method())`, false},
+		{`System.print(HeapProf.getInstance().has_enable(1))`, false},
+	} {
+		_, err := ParseScript(c.script)
+		var pe *Error
+		if !errors.As(err, &pe) || pe.NotHeapProf != c.want {
+			t.Errorf("%s: error %v, NotHeapProf want %v", c.script, err, c.want)
+		}
+		_, err = Classify("ADMIN EXECUTE ON 10001 '" + c.script + "'")
+		if !errors.As(err, &pe) || pe.NotHeapProf != c.want {
+			t.Errorf("ADMIN EXECUTE %s: error %v, NotHeapProf want %v", c.script, err, c.want)
+		}
+	}
+}

@@ -515,3 +515,15 @@ func TestScheduledSnapshotsAndDiff(t *testing.T) {
 	_, err = queryLines(t, db, adminSQL("10001", `schedule_snapshots(\"10ms\")`))
 	wantMySQLError(t, err, 1064, "HY000", "from 1s to 24h")
 }
+
+// In front of an upstream, an ADMIN EXECUTE whose script is not a HeapProf
+// call is the FE's business and is forwarded (MariaDB answers it with its own
+// syntax error); a malformed HeapProf call still gets heapproxy's error.
+func TestNonHeapProfScriptForwarded(t *testing.T) {
+	srv := upstreamProxy(t)
+	db := openDB(t, srv.Addr().String(), "app", "secret", "")
+	_, err := db.Exec(`ADMIN EXECUTE ON 10001 'System.print(ExecEnv.get_stack_trace_for_all_threads())'`)
+	wantMySQLError(t, err, 1064, "42000", "MariaDB server version")
+	_, err = db.Exec(adminSQL("10001", "no_such_method()"))
+	wantMySQLError(t, err, 1064, "42000", "supported methods: enable_prof()")
+}
