@@ -17,6 +17,14 @@ const maxPayload = 1<<24 - 1
 // this are streamed through without being held.
 const inspectLimit = 64 << 10
 
+// Buffer sizes per connection (a session has two connections): large
+// enough that a result set goes out in few writes, small enough that ten
+// thousand sessions stay under a gigabyte.
+const (
+	readBufferSize  = 16 << 10
+	writeBufferSize = 32 << 10
+)
+
 // packetConn frames MySQL packets over one buffered connection. Reads and
 // writes share one sequence counter, as the protocol does. Writes are
 // buffered: callers flush once a response is complete, which turns thousands
@@ -32,8 +40,8 @@ type packetConn struct {
 func newPacketConn(c net.Conn) *packetConn {
 	return &packetConn{
 		conn: c,
-		r:    bufio.NewReaderSize(c, 32<<10),
-		w:    bufio.NewWriterSize(c, 64<<10),
+		r:    bufio.NewReaderSize(c, readBufferSize),
+		w:    bufio.NewWriterSize(c, writeBufferSize),
 	}
 }
 
@@ -46,7 +54,7 @@ func (p *packetConn) upgrade(wrap func(net.Conn) *tls.Conn) (*tls.Conn, error) {
 		return nil, err
 	}
 	p.conn = tc
-	p.r = bufio.NewReaderSize(tc, 32<<10)
+	p.r = bufio.NewReaderSize(tc, readBufferSize)
 	p.w.Reset(tc)
 	return tc, nil
 }
