@@ -84,7 +84,10 @@ print([r[0] for r in cur.fetchall()])`)
 func TestSharedMySQLStore(t *testing.T) {
 	host, port := startJenode(t)
 	node := backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.jenode}
-	dsn := fmt.Sprintf("app:secret@tcp(%s)/heapprof_shared", env.addr)
+	// A database of its own, so reruns in one MariaDB start empty.
+	dbName := fmt.Sprintf("heapprof_shared_%d", time.Now().UnixNano())
+	t.Cleanup(func() { rootExec(t, "DROP DATABASE IF EXISTS "+dbName) })
+	dsn := fmt.Sprintf("app:secret@tcp(%s)/%s", env.addr, dbName)
 	var proxies []*Server
 	for range 2 {
 		st, err := snapshot.OpenMySQL(context.Background(), dsn, snapshot.Retention{})
@@ -112,10 +115,10 @@ func TestSharedMySQLStore(t *testing.T) {
 	checkDOT(t, mustLines(t, b, adminSQL("10001", fmt.Sprintf(`to_dot_format(\"%s\")`, name))), "jenode_segment_alloc")
 	var n int
 	var fn string
-	if err := b.QueryRow("SELECT COUNT(*) FROM heapprof_shared.snapshots WHERE node_id = 10001").Scan(&n); err != nil || n != 1 {
+	if err := b.QueryRow("SELECT COUNT(*) FROM " + dbName + ".snapshots WHERE node_id = 10001").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("BI query through the upstream: %d, %v", n, err)
 	}
-	if err := b.QueryRow("SELECT name FROM heapprof_shared.functions WHERE snapshot_id = ? AND name LIKE 'jenode_segment%'", name).Scan(&fn); err != nil {
+	if err := b.QueryRow("SELECT name FROM "+dbName+".functions WHERE snapshot_id = ? AND name LIKE 'jenode_segment%'", name).Scan(&fn); err != nil {
 		t.Fatalf("functions of the snapshot: %v", err)
 	}
 }
