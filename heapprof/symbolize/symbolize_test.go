@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/heapproxy/heapproxy/heapprof"
 )
 
 // fixture is a program built and run by the tests: its binary, the shared
@@ -114,47 +116,17 @@ func buildFixtures(t *testing.T) ([]fixture, error) {
 	return out, nil
 }
 
-// readHeapProfile is a minimal heap_v2 reader for the tests (the real one
-// lives in package heapprof, which this package must not import): every
-// stack PC with jeprof's caller fix-up, and the executable mappings.
+// readHeapProfile parses a real heap_v2 profile with package heapprof, as
+// heapproxy does: every Location.Address is the PC jeprof looks up.
 func readHeapProfile(t *testing.T, path string) *profile.Profile {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &profile.Profile{}
-	locs := map[uint64]*profile.Location{}
-	inMaps := false
-	for _, line := range strings.Split(string(data), "\n") {
-		switch {
-		case strings.HasPrefix(line, "MAPPED_LIBRARIES:"):
-			inMaps = true
-		case inMaps:
-			f := strings.Fields(line)
-			if len(f) < 6 || f[1][2] != 'x' {
-				continue
-			}
-			lo, hi, _ := strings.Cut(f[0], "-")
-			start, _ := strconv.ParseUint(lo, 16, 64)
-			limit, _ := strconv.ParseUint(hi, 16, 64)
-			off, _ := strconv.ParseUint(f[2], 16, 64)
-			p.Mapping = append(p.Mapping, &profile.Mapping{ID: uint64(len(p.Mapping) + 1), Start: start, Limit: limit, Offset: off, File: f[5]})
-		case strings.HasPrefix(line, "@ "):
-			for i, a := range strings.Fields(line)[1:] {
-				pc, err := strconv.ParseUint(strings.TrimPrefix(a, "0x"), 16, 64)
-				if err != nil {
-					t.Fatalf("bad pc %q", a)
-				}
-				if i > 0 {
-					pc--
-				}
-				if locs[pc] == nil {
-					locs[pc] = &profile.Location{ID: uint64(len(locs) + 1), Address: pc}
-					p.Location = append(p.Location, locs[pc])
-				}
-			}
-		}
+	p, err := heapprof.Parse(data)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return p
 }

@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -52,11 +51,7 @@ func main() {
 		start0 := time.Now()
 		var p *profile.Profile
 		var err error
-		if *dot {
-			p, err = parseHeap(prof)
-		} else {
-			p, err = readHeap(prof)
-		}
+		p, err = parseHeap(prof)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -158,47 +153,4 @@ func parseHeap(path string) (*profile.Profile, error) {
 		return nil, err
 	}
 	return heapprof.Parse(data)
-}
-
-// readHeap reads the stacks and executable mappings of a heap_v2 profile,
-// with jeprof's caller fix-up (the real parser is package heapprof).
-func readHeap(path string) (*profile.Profile, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	p := &profile.Profile{}
-	seen := map[uint64]bool{}
-	inMaps := false
-	for _, line := range strings.Split(string(data), "\n") {
-		switch {
-		case strings.HasPrefix(line, "MAPPED_LIBRARIES:"):
-			inMaps = true
-		case inMaps:
-			f := strings.Fields(line)
-			if len(f) < 6 || len(f[1]) != 4 || f[1][2] != 'x' {
-				continue
-			}
-			lo, hi, _ := strings.Cut(f[0], "-")
-			start, _ := strconv.ParseUint(lo, 16, 64)
-			limit, _ := strconv.ParseUint(hi, 16, 64)
-			off, _ := strconv.ParseUint(f[2], 16, 64)
-			p.Mapping = append(p.Mapping, &profile.Mapping{ID: uint64(len(p.Mapping) + 1), Start: start, Limit: limit, Offset: off, File: f[5]})
-		case strings.HasPrefix(line, "@ "):
-			for i, a := range strings.Fields(line)[1:] {
-				pc, err := strconv.ParseUint(strings.TrimPrefix(a, "0x"), 16, 64)
-				if err != nil {
-					return nil, fmt.Errorf("bad pc %q", a)
-				}
-				if i > 0 {
-					pc--
-				}
-				if !seen[pc] {
-					seen[pc] = true
-					p.Location = append(p.Location, &profile.Location{ID: uint64(len(p.Location) + 1), Address: pc})
-				}
-			}
-		}
-	}
-	return p, nil
 }
