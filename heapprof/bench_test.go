@@ -18,7 +18,8 @@ import (
 func synthProfile(stacks, pcs int) *profile.Profile {
 	rng := rand.New(rand.NewSource(1))
 	p := &profile.Profile{
-		SampleType:        []*profile.ValueType{{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"}},
+		SampleType: []*profile.ValueType{{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"},
+			{Type: LabelSampledObjects, Unit: "count"}, {Type: LabelSampledBytes, Unit: "bytes"}},
 		DefaultSampleType: "inuse_space",
 		Period:            524288,
 	}
@@ -38,7 +39,7 @@ func synthProfile(stacks, pcs int) *profile.Profile {
 	}
 	for i := 0; i < stacks; i++ {
 		depth := 10 + rng.Intn(31)
-		s := &profile.Sample{Value: []int64{1, 0}}
+		s := &profile.Sample{}
 		// Roots are shared (a few entry points), leaves vary.
 		for d := 0; d < depth; d++ {
 			var idx int
@@ -50,8 +51,7 @@ func synthProfile(stacks, pcs int) *profile.Profile {
 			s.Location = append(s.Location, p.Location[idx])
 		}
 		n, b := int64(1+rng.Intn(50)), int64(64+rng.Intn(1<<20))
-		s.NumLabel = map[string][]int64{LabelSampledObjects: {n}, LabelSampledBytes: {b}}
-		s.Value[0], s.Value[1] = n, b
+		s.Value = []int64{n, b, n, b}
 		p.Sample = append(p.Sample, s)
 	}
 	return p
@@ -78,8 +78,7 @@ func BenchmarkParseHeapV2(b *testing.B) {
 		for _, l := range s.Location {
 			fmt.Fprintf(&buf, " 0x%x", l.Address)
 		}
-		fmt.Fprintf(&buf, "\n  t*: %d: %d [0: 0]\n  t0: %d: %d [0: 0]\n", s.NumLabel[LabelSampledObjects][0],
-			s.NumLabel[LabelSampledBytes][0], s.NumLabel[LabelSampledObjects][0], s.NumLabel[LabelSampledBytes][0])
+		fmt.Fprintf(&buf, "\n  t*: %d: %d [0: 0]\n  t0: %d: %d [0: 0]\n", s.Value[2], s.Value[3], s.Value[2], s.Value[3])
 	}
 	buf.WriteString("\nMAPPED_LIBRARIES:\n00400000-00600000 r-xp 00000000 fe:00 1   /bin/bench\n")
 	data := buf.Bytes()

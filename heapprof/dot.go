@@ -92,21 +92,20 @@ func (m *model) writeDOT(w io.Writer, opt Options) error {
 
 	// Edges come from the stacks before ReduceProfile: recursion yields
 	// self-edges and repeated edges, as in jeprof.
-	edges := map[[2]int32]float64{}
-	var tr []int32
-	for _, st := range m.stacks {
-		tr = m.translate(st.locs, tr[:0])
+	edges := map[uint64]float64{}
+	for si, st := range m.stacks {
+		tr := m.translated(si)
 		for i := 1; i < len(tr); i++ {
 			src, dst := tr[i], tr[i-1]
 			if node[src] == 0 || node[dst] == 0 {
 				continue
 			}
-			edges[[2]int32{src, dst}] += st.v
+			edges[uint64(src)<<32|uint64(dst)] += st.v
 		}
 	}
 	sorted := make([]dotEdge, 0, len(edges))
 	for e, v := range edges {
-		sorted = append(sorted, dotEdge{e[0], e[1], v})
+		sorted = append(sorted, dotEdge{int32(e >> 32), int32(uint32(e)), v})
 	}
 	sort.Slice(sorted, func(i, j int) bool {
 		a, b := sorted[i], sorted[j]

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/heapproxy/heapproxy/heapprof/funcname"
 )
 
 // Options controls rendering. The zero value is not useful; start from
@@ -98,7 +100,12 @@ type model struct {
 	locDone   []bool
 	perCaller []bool            // location has Callback::Run frames
 	runIDs    map[string]int    // ShortIdFor
-	shorts    map[string]string // ShortFunctionName cache
+	shorts    map[string]string // funcname.Short cache
+
+	// trans holds every stack's node names (translate's output), stack
+	// after stack; transEnd[i] is where stack i's names end.
+	trans    []int32
+	transEnd []int32
 
 	flat, cum  []float64 // by name id
 	inCum      []bool    // name is a key of jeprof's cumulative hash
@@ -114,20 +121,15 @@ func buildModel(p *profile.Profile, opt Options) (*model, error) {
 		return nil, err
 	}
 	m := &model{kind: kind, locIdx: map[string]int32{}, nameIdx: map[string]int32{}, runIDs: map[string]int{}, shorts: map[string]string{}}
-	prof := m.collect(p, idx)
+	ix := stackIndex{heads: make(map[uint64]int32, len(p.Sample))}
+	m.collect(p, idx, 1, &ix)
 	if opt.Base != nil {
 		bidx, _, err := sampleIndex(opt.Base, p.SampleType[idx].Type)
 		if err != nil {
 			return nil, fmt.Errorf("base profile: %w", err)
 		}
-		prof = subtract(prof, m.collect(opt.Base, bidx))
+		m.collect(opt.Base, bidx, -1, &ix)
 	}
-	keys := make([]string, 0, len(prof))
-	for k := range prof {
-		keys = append(keys, k)
-	}
-	// Sorted so the float sums come out the same on every run.
-	sort.Strings(keys)
 	m.skip = make([]bool, len(m.locKeys))
 	for i, fr := range m.frames {
 		if len(fr) > 0 {
@@ -136,11 +138,10 @@ func buildModel(p *profile.Profile, opt Options) (*model, error) {
 			m.skip[i] = IsAllocatorFrame(f)
 		}
 	}
-	m.stacks = make([]stack, 0, len(keys))
-	for _, k := range keys {
-		v := prof[k]
-		m.total += v
-		m.stacks = append(m.stacks, stack{locs: m.removeUninteresting(decodeStack(k)), v: v})
+	for i := range m.stacks {
+		st := &m.stacks[i]
+		m.total += st.v
+		st.locs = m.removeUninteresting(st.locs)
 	}
 	m.shortMap = fullnameToShortname(m.frames)
 	m.locNames = make([][]int32, len(m.locKeys))
@@ -177,29 +178,81 @@ func sampleIndex(p *profile.Profile, name string) (int, valueKind, error) {
 	return idx, kind, nil
 }
 
-// collect turns p's samples into jeprof's raw profile hash (keyed by the
-// encoded location indices) and records the symbols of its locations.
-func (m *model) collect(p *profile.Profile, idx int) map[string]float64 {
-	out := make(map[string]float64, len(p.Sample))
-	ids := make(map[*profile.Location]int32, len(p.Location))
+// stackIndex finds the stack already collected with the same locations:
+// a hash of the location ids to the first stack with that hash, chained
+// through next. It saves building a string key per sample.
+type stackIndex struct {
+	heads map[uint64]int32
+	next  []int32 // by stack: the next stack with the same hash, or -1
+}
+
+// collect adds p's samples to m.stacks as jeprof's profile hash: one entry
+// per distinct location sequence with the values summed, in the order
+// stacks first appear (so sums are the same on every run). sign -1
+// subtracts the samples (SubtractProfile for --base, without
+// --drop_negative). It also records the symbols of the locations.
+func (m *model) collect(p *profile.Profile, idx int, sign float64, ix *stackIndex) {
+	// Location IDs are small and dense in practice (Parse numbers them
+	// 1..n): a slice indexed by ID, a map for the others.
+	byID := make([]int32, len(p.Location)+1)
+	for i := range byID {
+		byID[i] = -1
+	}
+	other := map[*profile.Location]int32{}
 	typ := p.SampleType[idx].Type
-	buf := make([]byte, 0, 256)
+	u := NewUnrounded(p)
+	m.stacks = slices.Grow(m.stacks, len(p.Sample))
+	ix.next = slices.Grow(ix.next, len(p.Sample))
+	var slab, buf []int32
 	for _, s := range p.Sample {
 		if len(s.Value) <= idx {
 			continue
 		}
 		buf = buf[:0]
+		h := uint64(14695981039346656037) // FNV-1a over the ids
 		for _, loc := range s.Location {
-			id, ok := ids[loc]
-			if !ok {
+			var id int32
+			if loc.ID < uint64(len(byID)) && byID[loc.ID] >= 0 {
+				id = byID[loc.ID]
+			} else if known, ok := other[loc]; ok {
+				id = known
+			} else {
 				id = m.location(loc)
-				ids[loc] = id
+				if loc.ID > 0 && loc.ID < uint64(len(byID)) && p.Location[loc.ID-1] == loc {
+					byID[loc.ID] = id
+				} else {
+					other[loc] = id
+				}
 			}
-			buf = append(buf, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
+			buf = append(buf, id)
+			h = (h ^ uint64(uint32(id))) * 1099511628211
 		}
-		out[string(buf)] += sampleValue(p, s, idx, typ)
+		v := sign * sampleValue(u, s, idx, typ)
+		head, ok := ix.heads[h]
+		if !ok {
+			head = -1
+		}
+		found := false
+		for i := head; i >= 0; i = ix.next[i] {
+			if slices.Equal(m.stacks[i].locs, buf) {
+				m.stacks[i].v += v
+				found = true
+				break
+			}
+		}
+		if found {
+			continue
+		}
+		if len(slab) < len(buf) {
+			slab = make([]int32, max(4096, len(buf)))
+		}
+		locs := slab[:len(buf):len(buf)]
+		slab = slab[len(buf):]
+		copy(locs, buf)
+		ix.heads[h] = int32(len(m.stacks))
+		ix.next = append(ix.next, head)
+		m.stacks = append(m.stacks, stack{locs: locs, v: v})
 	}
-	return out
 }
 
 // location interns a location by jeprof's key, so the same PC in the
@@ -219,26 +272,15 @@ func (m *model) location(loc *profile.Location) int32 {
 	return id
 }
 
-func decodeStack(k string) []int32 {
-	out := make([]int32, len(k)/4)
-	for i := range out {
-		out[i] = int32(k[4*i]) | int32(k[4*i+1])<<8 | int32(k[4*i+2])<<16 | int32(k[4*i+3])<<24
-	}
-	return out
-}
-
 // sampleValue returns the value jeprof computes for a sample: for heap_v2
 // input the unrounded AdjustSamples estimate recomputed from the raw counts
 // Parse kept, otherwise the value itself.
-func sampleValue(p *profile.Profile, s *profile.Sample, idx int, typ string) float64 {
-	n, okN := s.NumLabel[LabelSampledObjects]
-	b, okB := s.NumLabel[LabelSampledBytes]
-	if okN && okB && len(n) == 1 && len(b) == 1 && p.Period > 0 {
-		objects, bytes := AdjustSamples(p.Period, n[0], b[0])
-		switch typ {
-		case "inuse_objects":
-			return objects
-		case "inuse_space":
+func sampleValue(u Unrounded, s *profile.Sample, idx int, typ string) float64 {
+	if typ == "inuse_objects" || typ == "inuse_space" {
+		if objects, bytes, ok := u.Values(s); ok {
+			if typ == "inuse_objects" {
+				return objects
+			}
 			return bytes
 		}
 	}
@@ -252,7 +294,9 @@ func locationKey(loc *profile.Location) string {
 	if loc.Address == 0 && loc.ID != 0 {
 		return "L" + strconv.FormatUint(loc.ID, 10)
 	}
-	return fmt.Sprintf("%016x", loc.Address)
+	var b [16]byte
+	hex := strconv.AppendUint(b[:0], loc.Address, 16)
+	return strings.Repeat("0", 16-len(hex)) + string(hex)
 }
 
 // jeprofFrames turns a symbolized location into jeprof's symbol list
@@ -277,8 +321,8 @@ func (m *model) jeprofFrames(loc *profile.Location) []frame {
 		}
 		short, ok := m.shorts[full]
 		if !ok {
-			// Names repeat across PCs; the regexps are the costly part.
-			short = ShortFunctionName(full)
+			// Names repeat across PCs.
+			short = funcname.Short(full)
 			m.shorts[full] = short
 		}
 		out = append(out, frame{short: short, full: full, file: file, line: loc.Line[j].Line})
@@ -287,35 +331,9 @@ func (m *model) jeprofFrames(loc *profile.Location) []frame {
 }
 
 var (
-	argsRE      = regexp.MustCompile(`\([^()]*\)(\s*const)?`)
-	templateRE  = regexp.MustCompile(`<[^<>]*>`)
-	leadTypeRE  = regexp.MustCompile(`^.*\s+(\w+::)`)
 	fullAddrRE  = regexp.MustCompile(`<[0-9a-fA-F]+>$`)
 	fullAddr0RE = regexp.MustCompile(`<0*([^>]*)>$`)
 )
-
-// ShortFunctionName is jeprof's ShortFunctionName: it strips argument lists
-// (with a trailing const), template arguments and a leading return type.
-func ShortFunctionName(name string) string {
-	for {
-		next := argsRE.ReplaceAllString(name, "")
-		if next == name {
-			break
-		}
-		name = next
-	}
-	for {
-		next := templateRE.ReplaceAllString(name, "")
-		if next == name {
-			break
-		}
-		name = next
-	}
-	// Perl's s/^.*\s+(\w+::)/$1/ is greedy: it keeps the last "word::"
-	// preceded by whitespace; Go's RE2 leftmost-first greedy .* matches the
-	// same span.
-	return leadTypeRE.ReplaceAllString(name, "$1")
-}
 
 // allocatorNames are the allocator entry points jeprof's
 // RemoveUninterestingFrames cuts heap stacks at.
@@ -344,7 +362,7 @@ func AllocatorFrames() []string {
 	return out
 }
 
-// IsAllocatorFrame tells whether a short function name (ShortFunctionName)
+// IsAllocatorFrame tells whether a short function name (funcname.Short)
 // is one of jeprof's allocator entry points or TCMalloc's internals; jeprof
 // drops such frames and everything below them from heap stacks.
 func IsAllocatorFrame(short string) bool {
@@ -493,10 +511,18 @@ func (m *model) shortID(key string) int {
 // each name counts once per stack so recursion is not counted twice; the
 // first name of a stack gets the flat value.
 func (m *model) reduce() {
-	var buf []int32
 	var seen []uint32 // stamp per name id: stack number + 1
+	m.transEnd = make([]int32, len(m.stacks))
+	frames := 0
+	for _, st := range m.stacks {
+		frames += len(st.locs)
+	}
+	// Names per stack are about its frames plus inlined ones.
+	m.trans = make([]int32, 0, frames+frames/2)
 	for si, st := range m.stacks {
-		buf = m.translate(st.locs, buf[:0])
+		start := len(m.trans)
+		m.trans = m.translate(st.locs, m.trans)
+		m.transEnd[si] = int32(len(m.trans))
 		if len(m.names) > len(m.flat) {
 			grow := len(m.names) - len(m.flat)
 			m.flat = append(m.flat, make([]float64, grow)...)
@@ -506,7 +532,7 @@ func (m *model) reduce() {
 		}
 		stamp := uint32(si + 1)
 		first := true
-		for _, id := range buf {
+		for _, id := range m.trans[start:] {
 			if seen[id] == stamp || m.names[id] == "" {
 				continue
 			}
@@ -522,18 +548,13 @@ func (m *model) reduce() {
 	}
 }
 
-// subtract is SubtractProfile without --drop_negative.
-func subtract(a, b map[string]float64) map[string]float64 {
-	out := make(map[string]float64, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v - b[k]
+// translated returns stack i's node names as reduce computed them.
+func (m *model) translated(i int) []int32 {
+	start := int32(0)
+	if i > 0 {
+		start = m.transEnd[i-1]
 	}
-	for k, v := range b {
-		if _, ok := a[k]; !ok {
-			out[k] = -v
-		}
-	}
-	return out
+	return m.trans[start:m.transEnd[i]]
 }
 
 // unparse is jeprof's Unparse for heap profiles.

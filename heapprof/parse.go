@@ -8,6 +8,7 @@
 package heapprof
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"errors"
@@ -26,10 +27,13 @@ import (
 // from exhausting the proxy's memory.
 const MaxProfileBytes = 256 << 20
 
-// Label keys under which Parse keeps jemalloc's raw sampled counts of each
-// stack. pprof's Sample.Value holds the scaled estimate rounded to an
-// integer; jeprof renders the unrounded estimate, so the renderer recomputes
-// it from these raw counts and Profile.Period to print the same numbers.
+// Sample types in which Parse keeps jemalloc's raw sampled counts of each
+// stack, after inuse_objects and inuse_space. pprof's Sample.Value holds
+// the scaled estimate rounded to an integer; jeprof renders the unrounded
+// estimate, so the renderer recomputes it from these raw counts and
+// Profile.Period (see Unrounded) to print the same numbers. Profiles
+// parsed before these were sample types carry them as NumLabels of the
+// same names; Unrounded reads both.
 const (
 	LabelSampledObjects = "jemalloc_sampled_objects"
 	LabelSampledBytes   = "jemalloc_sampled_bytes"
@@ -37,6 +41,10 @@ const (
 
 // ErrTooLarge is returned (wrapped) when a profile exceeds MaxProfileBytes.
 var ErrTooLarge = errors.New("profile exceeds MaxProfileBytes")
+
+// maxLineBytes bounds one line of a heap_v2 profile: a stack line holds at
+// most a few hundred addresses (jemalloc's PROF_BT_MAX is 128).
+const maxLineBytes = 1 << 20
 
 // Parse detects the format of data and parses it:
 //   - jemalloc "heap_v2/<period>" text as written by mallctl("prof.dump"),
@@ -52,14 +60,27 @@ func Parse(data []byte) (*profile.Profile, error) {
 	if len(data) > MaxProfileBytes {
 		return nil, fmt.Errorf("parse profile: %d bytes: %w", len(data), ErrTooLarge)
 	}
-	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-		var err error
-		if data, err = gunzip(data); err != nil {
-			return nil, err
+	return ParseReader(bytes.NewReader(data))
+}
+
+// ParseReader is Parse reading from r. A heap_v2 profile is parsed as it
+// is read, without holding its text; other formats are read whole. More
+// than MaxProfileBytes (after decompression) is ErrTooLarge.
+func ParseReader(r io.Reader) (*profile.Profile, error) {
+	br := bufio.NewReaderSize(&limitedReader{r: r, left: MaxProfileBytes}, 64<<10)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("parse profile: gzip header: %w", err)
 		}
+		br = bufio.NewReaderSize(&limitedReader{r: zr, left: MaxProfileBytes}, 64<<10)
 	}
-	if bytes.HasPrefix(data, []byte("heap_v2/")) {
-		return parseHeapV2(data)
+	if head, _ := br.Peek(len("heap_v2/")); string(head) == "heap_v2/" {
+		return parseHeapV2(br)
+	}
+	data, err := io.ReadAll(br)
+	if err != nil {
+		return nil, fmt.Errorf("parse profile: %w", err)
 	}
 	if len(data) == 0 {
 		return nil, errors.New("parse profile: empty input")
@@ -71,21 +92,28 @@ func Parse(data []byte) (*profile.Profile, error) {
 	return p, nil
 }
 
-// gunzip decompresses data, refusing output above MaxProfileBytes so a small
-// gzip bomb cannot allocate gigabytes.
-func gunzip(data []byte) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("parse profile: gzip header: %w", err)
+// limitedReader is io.LimitReader failing with ErrTooLarge instead of
+// ending quietly, so a cut-off profile is not mistaken for a whole one.
+type limitedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		// One byte more tells a profile of exactly the limit from a larger one.
+		var one [1]byte
+		if n, _ := io.ReadFull(l.r, one[:]); n > 0 {
+			return 0, fmt.Errorf("parse profile: more than %d bytes: %w", MaxProfileBytes, ErrTooLarge)
+		}
+		return 0, io.EOF
 	}
-	out, err := io.ReadAll(io.LimitReader(zr, MaxProfileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("parse profile: gunzip: %w", err)
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
 	}
-	if len(out) > MaxProfileBytes {
-		return nil, fmt.Errorf("parse profile: decompressed size: %w", ErrTooLarge)
-	}
-	return out, nil
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
 }
 
 // heapV2Builder accumulates a heap_v2 profile while its lines are read.
@@ -94,14 +122,26 @@ type heapV2Builder struct {
 	period   int64
 	locs     map[uint64]*profile.Location
 	stack    []uint64 // current "@" stack, already caller-adjusted
+	inStack  bool     // a "@" line was read and its t* line is awaited
 	stackAt  int      // line number of the current stack
 	haveStar bool     // the current stack has its t* line
+
+	// Samples are many and small: their values and location lists are
+	// cut from shared slabs.
+	values  []int64
+	locSlab []*profile.Location
 }
 
-func parseHeapV2(data []byte) (*profile.Profile, error) {
-	lines := splitLines(data)
-	header := strings.TrimRight(lines[0], "\r")
-	period, err := parseHeaderPeriod(header)
+// slabSize is how many int64s or pointers a slab holds before the next one.
+const slabSize = 4096
+
+func parseHeapV2(br *bufio.Reader) (*profile.Profile, error) {
+	lines := lineReader{r: br}
+	first, err := lines.next()
+	if err != nil {
+		return nil, fmt.Errorf("parse heap_v2 line 1: %w", err)
+	}
+	period, err := parseHeaderPeriod(string(bytes.TrimRight(first, "\r")))
 	if err != nil {
 		return nil, fmt.Errorf("parse heap_v2 line 1: %w", err)
 	}
@@ -110,6 +150,8 @@ func parseHeapV2(data []byte) (*profile.Profile, error) {
 			SampleType: []*profile.ValueType{
 				{Type: "inuse_objects", Unit: "count"},
 				{Type: "inuse_space", Unit: "bytes"},
+				{Type: LabelSampledObjects, Unit: "count"},
+				{Type: LabelSampledBytes, Unit: "bytes"},
 			},
 			DefaultSampleType: "inuse_space",
 			PeriodType:        &profile.ValueType{Type: "space", Unit: "bytes"},
@@ -119,19 +161,17 @@ func parseHeapV2(data []byte) (*profile.Profile, error) {
 		locs:   make(map[uint64]*profile.Location),
 	}
 	var maps []*profile.Mapping
-	for i := 1; i < len(lines); i++ {
-		n := i + 1
-		line := strings.TrimSpace(strings.TrimRight(lines[i], "\r"))
+	for n := 2; ; n++ {
+		raw, err := lines.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("parse heap_v2 line %d: %w", n, err)
+		}
+		line := bytes.TrimSpace(raw)
 		switch {
-		case line == "":
-		case strings.HasPrefix(line, "MAPPED_LIBRARIES:"), strings.HasPrefix(line, "--- Memory map:"):
-			if err := b.endStack(); err != nil {
-				return nil, err
-			}
-			if maps, err = parseMaps(lines[i+1:], n+1); err != nil {
-				return nil, err
-			}
-			i = len(lines)
+		case len(line) == 0:
 		case line[0] == '@':
 			if err := b.endStack(); err != nil {
 				return nil, err
@@ -143,8 +183,19 @@ func parseHeapV2(data []byte) (*profile.Profile, error) {
 			if err := b.threadLine(line); err != nil {
 				return nil, fmt.Errorf("parse heap_v2 line %d: %w", n, err)
 			}
+		case bytes.HasPrefix(line, []byte("MAPPED_LIBRARIES:")), bytes.HasPrefix(line, []byte("--- Memory map:")):
+			if err := b.endStack(); err != nil {
+				return nil, err
+			}
+			rest, err := io.ReadAll(br)
+			if err != nil {
+				return nil, fmt.Errorf("parse heap_v2 line %d: %w", n+1, err)
+			}
+			if maps, err = parseMaps(splitLines(string(rest)), n+1); err != nil {
+				return nil, err
+			}
 		default:
-			return nil, fmt.Errorf("parse heap_v2 line %d: unexpected %q", n, truncate(line, 60))
+			return nil, fmt.Errorf("parse heap_v2 line %d: unexpected %q", n, truncate(string(line), 60))
 		}
 	}
 	if err := b.endStack(); err != nil {
@@ -157,10 +208,38 @@ func parseHeapV2(data []byte) (*profile.Profile, error) {
 	return b.p, nil
 }
 
-// splitLines splits on '\n' without copying the line contents twice; a
-// final empty element after a trailing newline is dropped.
-func splitLines(data []byte) []string {
-	s := string(data)
+// lineReader yields the lines of a bufio.Reader without their '\n'. A
+// line is valid until the next call.
+type lineReader struct {
+	r    *bufio.Reader
+	long []byte // a line longer than r's buffer, assembled
+}
+
+func (l *lineReader) next() ([]byte, error) {
+	line, err := l.r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		l.long = append(l.long[:0], line...)
+		for err == bufio.ErrBufferFull && len(l.long) <= maxLineBytes {
+			line, err = l.r.ReadSlice('\n')
+			l.long = append(l.long, line...)
+		}
+		if len(l.long) > maxLineBytes {
+			return nil, fmt.Errorf("line longer than %d bytes", maxLineBytes)
+		}
+		line = l.long
+	}
+	if err == io.EOF && len(line) > 0 {
+		err = nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(line, []byte("\n")), nil
+}
+
+// splitLines splits on '\n'; a final empty element after a trailing
+// newline is dropped.
+func splitLines(s string) []string {
 	lines := strings.Split(s, "\n")
 	if len(lines) > 1 && lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
@@ -190,62 +269,106 @@ func parseHeaderPeriod(header string) (int64, error) {
 	return period, nil
 }
 
-func (b *heapV2Builder) startStack(text string, n int) error {
-	fields := strings.Fields(text)
-	if len(fields) == 0 {
-		return errors.New("stack with no addresses")
-	}
-	stack := make([]uint64, len(fields))
-	for i, f := range fields {
-		h := strings.TrimPrefix(f, "0x")
-		if h == "" || len(h) > 16 {
-			return fmt.Errorf("bad address %q", truncate(f, 40))
+// startStack reads the addresses of a "@ 0x... 0x..." line (text after
+// the "@"). It is the hot loop of a large profile, so it scans the hex
+// itself instead of splitting into fields.
+func (b *heapV2Builder) startStack(text []byte, n int) error {
+	stack := b.stack[:0]
+	for i := 0; i < len(text); {
+		if c := text[i]; c == ' ' || c == '\t' {
+			i++
+			continue
 		}
-		a, err := strconv.ParseUint(h, 16, 64)
-		if err != nil {
-			return fmt.Errorf("bad address %q: %w", truncate(f, 40), err)
+		j := i
+		for j < len(text) && text[j] != ' ' && text[j] != '\t' {
+			j++
+		}
+		f := text[i:j]
+		i = j
+		a, ok := parseHexAddress(f)
+		if !ok {
+			return fmt.Errorf("bad address %q", truncate(string(f), 40))
 		}
 		// A return address points after the call; jeprof looks up the call
 		// instruction itself (FixCallerAddresses). The leaf PC is exact.
 		// jeprof's AddressSub wraps modulo 2^64 like uint64 does.
-		if i > 0 {
+		if len(stack) > 0 {
 			a--
 		}
-		stack[i] = a
+		stack = append(stack, a)
 	}
-	b.stack, b.stackAt, b.haveStar = stack, n, false
+	if len(stack) == 0 {
+		return errors.New("stack with no addresses")
+	}
+	b.stack, b.inStack, b.stackAt, b.haveStar = stack, true, n, false
 	return nil
 }
+
+// parseHexAddress reads "0x" followed by 1 to 16 hex digits (the "0x" is
+// optional, as jeprof's hex() does not need it).
+func parseHexAddress(f []byte) (uint64, bool) {
+	if len(f) > 2 && f[0] == '0' && f[1] == 'x' {
+		f = f[2:]
+	}
+	if len(f) == 0 || len(f) > 16 {
+		return 0, false
+	}
+	var a uint64
+	for _, c := range f {
+		d := hexDigits[c]
+		if d == 0xff {
+			return 0, false
+		}
+		a = a<<4 | uint64(d)
+	}
+	return a, true
+}
+
+// hexDigits maps a byte to its hex value, 0xff if it is not a hex digit.
+var hexDigits = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c - 'a' + 10)
+		t[c-'a'+'A'] = byte(c - 'a' + 10)
+	}
+	return t
+}()
 
 // endStack checks that the stack being read got its totals line; a stack
 // without one means the dump was cut off.
 func (b *heapV2Builder) endStack() error {
-	if b.stack != nil && !b.haveStar {
+	if b.inStack && !b.haveStar {
 		return fmt.Errorf("parse heap_v2 line %d: stack has no t* line (truncated profile?)", b.stackAt)
 	}
-	b.stack = nil
+	b.inStack = false
 	return nil
 }
 
 // threadLine handles "t*: n1: s1 [n2: s2]" and "t<N>: ...". Only t* lines
 // after a stack make samples, as in jeprof's ReadThreadedHeapProfile; the
 // header's totals and per-thread lines are checked for syntax only.
-func (b *heapV2Builder) threadLine(line string) error {
-	colon := strings.IndexByte(line, ':')
+func (b *heapV2Builder) threadLine(line []byte) error {
+	colon := bytes.IndexByte(line, ':')
 	if colon < 0 {
-		return fmt.Errorf("thread line %q has no ':'", truncate(line, 60))
+		return fmt.Errorf("thread line %q has no ':'", truncate(string(line), 60))
 	}
 	thread := line[1:colon]
-	if thread != "*" {
-		if _, err := strconv.ParseUint(thread, 10, 64); err != nil {
-			return fmt.Errorf("bad thread id %q", truncate(thread, 30))
+	star := len(thread) == 1 && thread[0] == '*'
+	if !star {
+		if _, ok := parseCount(thread); !ok {
+			return fmt.Errorf("bad thread id %q", truncate(string(thread), 30))
 		}
 	}
 	n1, s1, _, _, err := parseCounts(line[colon+1:])
 	if err != nil {
 		return err
 	}
-	if thread != "*" || b.stack == nil {
+	if !star || !b.inStack {
 		return nil
 	}
 	if b.haveStar {
@@ -257,11 +380,11 @@ func (b *heapV2Builder) threadLine(line string) error {
 }
 
 // parseCounts reads " n1: s1 [n2: s2]".
-func parseCounts(s string) (n1, s1, n2, s2 int64, err error) {
-	s = strings.TrimSpace(s)
-	open := strings.IndexByte(s, '[')
-	if open < 0 || !strings.HasSuffix(s, "]") {
-		return 0, 0, 0, 0, fmt.Errorf("counts %q are not \"n: s [n: s]\"", truncate(s, 60))
+func parseCounts(s []byte) (n1, s1, n2, s2 int64, err error) {
+	s = bytes.TrimSpace(s)
+	open := bytes.IndexByte(s, '[')
+	if open < 0 || !bytes.HasSuffix(s, []byte("]")) {
+		return 0, 0, 0, 0, fmt.Errorf("counts %q are not \"n: s [n: s]\"", truncate(string(s), 60))
 	}
 	if n1, s1, err = parsePair(s[:open]); err != nil {
 		return 0, 0, 0, 0, err
@@ -272,26 +395,60 @@ func parseCounts(s string) (n1, s1, n2, s2 int64, err error) {
 	return n1, s1, n2, s2, nil
 }
 
-func parsePair(s string) (int64, int64, error) {
-	a, c, ok := strings.Cut(s, ":")
+func parsePair(s []byte) (int64, int64, error) {
+	a, c, ok := bytes.Cut(s, []byte(":"))
 	if !ok {
-		return 0, 0, fmt.Errorf("count pair %q has no ':'", truncate(s, 40))
+		return 0, 0, fmt.Errorf("count pair %q has no ':'", truncate(string(s), 40))
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(a), 10, 64)
-	if err != nil || n < 0 {
-		return 0, 0, fmt.Errorf("bad object count %q", truncate(a, 30))
+	n, ok := parseCount(bytes.TrimSpace(a))
+	if !ok {
+		return 0, 0, fmt.Errorf("bad object count %q", truncate(string(a), 30))
 	}
-	v, err := strconv.ParseInt(strings.TrimSpace(c), 10, 64)
-	if err != nil || v < 0 {
-		return 0, 0, fmt.Errorf("bad byte count %q", truncate(c, 30))
+	v, ok := parseCount(bytes.TrimSpace(c))
+	if !ok {
+		return 0, 0, fmt.Errorf("bad byte count %q", truncate(string(c), 30))
 	}
 	return n, v, nil
 }
 
+// parseCount reads a non-negative decimal int64 (digits only).
+func parseCount(s []byte) (int64, bool) {
+	if len(s) == 0 || len(s) > 19 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	if v > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
 func (b *heapV2Builder) addSample(n1, s1 int64) {
 	objects, bytes := AdjustSamples(b.period, n1, s1)
-	locs := make([]*profile.Location, len(b.stack))
-	for i, a := range b.stack {
+	if len(b.locSlab) < len(b.stack) {
+		b.locSlab = make([]*profile.Location, max(slabSize, len(b.stack)))
+	}
+	locs := b.locSlab[:len(b.stack):len(b.stack)]
+	b.locSlab = b.locSlab[len(b.stack):]
+	// Stacks next to each other in a dump often share their outer frames
+	// (thread entry, main loop): those come from the previous sample
+	// without a map lookup.
+	shared := 0
+	if n := len(b.p.Sample); n > 0 {
+		prev := b.p.Sample[n-1].Location
+		for shared < len(prev) && shared < len(locs) &&
+			prev[len(prev)-1-shared].Address == b.stack[len(locs)-1-shared] {
+			locs[len(locs)-1-shared] = prev[len(prev)-1-shared]
+			shared++
+		}
+	}
+	for i, a := range b.stack[:len(locs)-shared] {
 		loc := b.locs[a]
 		if loc == nil {
 			loc = &profile.Location{ID: uint64(len(b.p.Location) + 1), Address: a}
@@ -300,12 +457,53 @@ func (b *heapV2Builder) addSample(n1, s1 int64) {
 		}
 		locs[i] = loc
 	}
-	b.p.Sample = append(b.p.Sample, &profile.Sample{
-		Location: locs,
-		Value:    []int64{roundInt64(objects), roundInt64(bytes)},
-		NumLabel: map[string][]int64{LabelSampledObjects: {n1}, LabelSampledBytes: {s1}},
-		NumUnit:  map[string][]string{LabelSampledObjects: {"count"}, LabelSampledBytes: {"bytes"}},
-	})
+	if len(b.values) < 4 {
+		b.values = make([]int64, slabSize)
+	}
+	value := b.values[:4:4]
+	b.values = b.values[4:]
+	value[0], value[1], value[2], value[3] = roundInt64(objects), roundInt64(bytes), n1, s1
+	b.p.Sample = append(b.p.Sample, &profile.Sample{Location: locs, Value: value})
+}
+
+// Unrounded recomputes jeprof's unrounded estimates of a profile's
+// jemalloc samples from the raw sampled counts Parse keeps.
+type Unrounded struct {
+	period         int64
+	objects, bytes int // sample type indexes of the raw counts, or -1
+}
+
+// NewUnrounded looks up where p keeps raw sampled counts.
+func NewUnrounded(p *profile.Profile) Unrounded {
+	u := Unrounded{period: p.Period, objects: -1, bytes: -1}
+	for i, st := range p.SampleType {
+		switch st.Type {
+		case LabelSampledObjects:
+			u.objects = i
+		case LabelSampledBytes:
+			u.bytes = i
+		}
+	}
+	return u
+}
+
+// Values returns the sample's in-use objects and bytes as jeprof computes
+// them; ok is false when the sample has no raw counts (not a jemalloc
+// heap_v2 sample).
+func (u Unrounded) Values(s *profile.Sample) (objects, bytes float64, ok bool) {
+	if u.period <= 0 {
+		return 0, 0, false
+	}
+	if u.objects >= 0 && u.bytes >= 0 && u.objects < len(s.Value) && u.bytes < len(s.Value) {
+		objects, bytes = AdjustSamples(u.period, s.Value[u.objects], s.Value[u.bytes])
+		return objects, bytes, true
+	}
+	n, b := s.NumLabel[LabelSampledObjects], s.NumLabel[LabelSampledBytes]
+	if len(n) == 1 && len(b) == 1 {
+		objects, bytes = AdjustSamples(u.period, n[0], b[0])
+		return objects, bytes, true
+	}
+	return 0, 0, false
 }
 
 // AdjustSamples scales a sampled (count, bytes) pair the way jeprof's

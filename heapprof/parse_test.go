@@ -57,9 +57,11 @@ func TestParseHeapV2Real(t *testing.T) {
 			if !binMapped {
 				t.Errorf("no location mapped to the program %s", bp.bin)
 			}
+			if got := len(p.SampleType); got != 4 || p.SampleType[2].Type != LabelSampledObjects || p.SampleType[3].Type != LabelSampledBytes {
+				t.Fatalf("sample types %v, want inuse_objects, inuse_space and the raw counts", p.SampleType)
+			}
 			for _, s := range p.Sample {
-				n := s.NumLabel[LabelSampledObjects][0]
-				b := s.NumLabel[LabelSampledBytes][0]
+				n, b := s.Value[2], s.Value[3]
 				wantN, wantB := AdjustSamples(p.Period, n, b)
 				if s.Value[0] != int64(math.Round(wantN)) || s.Value[1] != int64(math.Round(wantB)) {
 					t.Errorf("sample values %v, want rounded %v %v", s.Value, wantN, wantB)
@@ -152,6 +154,7 @@ func TestParseHeapV2Errors(t *testing.T) {
 		{"two t*", "heap_v2/1\n@ 0x1\n t*: 1: 1 [0: 0]\n t*: 1: 1 [0: 0]\n", "line 4"},
 		{"bad thread", "heap_v2/1\n@ 0x1\n tx: 1: 1 [0: 0]\n", "line 3"},
 		{"bad mapping", "heap_v2/1\nMAPPED_LIBRARIES:\nzz-10 r-xp 0 0:0 0 /x\n", "line 3"},
+		{"line too long", "heap_v2/1\n@" + strings.Repeat(" 0x1", maxLineBytes/4+1) + "\n  t*: 1: 1 [0: 0]\n", "line 2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse([]byte(c.in))
@@ -276,4 +279,33 @@ func FuzzParseHeapV2(f *testing.F) {
 			t.Fatalf("WriteDOT: %v", err)
 		}
 	})
+}
+
+// TestLegacyRawCountLabels: profiles stored before the raw counts became
+// sample types carry them as NumLabels; they must render the same.
+func TestLegacyRawCountLabels(t *testing.T) {
+	p, err := Parse([]byte(goodV2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := p.Copy()
+	legacy.SampleType = legacy.SampleType[:2]
+	for _, s := range legacy.Sample {
+		s.NumLabel = map[string][]int64{LabelSampledObjects: {s.Value[2]}, LabelSampledBytes: {s.Value[3]}}
+		s.Value = s.Value[:2]
+	}
+	for _, st := range []string{"inuse_space", "inuse_objects"} {
+		opt := DefaultOptions()
+		opt.Program, opt.SampleType = "/bin/x", st
+		var got, want bytes.Buffer
+		if err := WriteDOT(&want, p, opt); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteDOT(&got, legacy, opt); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%s: legacy labels render\n%s\nwant\n%s", st, got.String(), want.String())
+		}
+	}
 }

@@ -51,6 +51,8 @@ func render(name string, args []string, stdout io.Writer) error {
 	binary, file := fs.Arg(0), fs.Arg(1)
 	sym := &symbolize.Local{Binary: binary, SearchPath: symbolPath, Cache: symbolize.NewCache()}
 	ctx := context.Background()
+	// Reading the program's symbol tables does not need the profile.
+	go sym.Preload()
 	p, err := loadProfile(ctx, file, sym)
 	if err != nil {
 		return err
@@ -73,11 +75,13 @@ func render(name string, args []string, stdout io.Writer) error {
 }
 
 func loadProfile(ctx context.Context, file string, sym heapprof.Symbolizer) (*profile.Profile, error) {
-	data, err := readLimited(file, heapprof.MaxProfileBytes)
+	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
 	}
-	p, err := heapprof.Parse(data)
+	defer f.Close()
+	// Streamed: a large heap_v2 dump is never held whole.
+	p, err := heapprof.ParseReader(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
@@ -87,22 +91,6 @@ func loadProfile(ctx context.Context, file string, sym heapprof.Symbolizer) (*pr
 		}
 	}
 	return p, nil
-}
-
-func readLimited(file string, limit int64) ([]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", file, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", file, limit)
-	}
-	return data, nil
 }
 
 type stringList []string

@@ -9,6 +9,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/heapproxy/heapproxy/heapprof"
+	"github.com/heapproxy/heapproxy/heapprof/funcname"
 )
 
 // Summarize computes a symbolized profile's totals and its Function and
@@ -41,8 +42,9 @@ func Summarize(p *profile.Profile) (Totals, []Function, []Stack) {
 	var totB, totO float64
 	seen := map[string]bool{}
 	var names, shorts []string
+	u := heapprof.NewUnrounded(p)
 	for _, s := range p.Sample {
-		b, o := sampleValues(p, s, bi, oi)
+		b, o := sampleValues(u, s, bi, oi)
 		if b == 0 && o == 0 {
 			// Go heap profiles keep stacks whose allocations were all
 			// freed; like jeprof and pprof, they are not shown.
@@ -122,7 +124,7 @@ func newFrameCache() *frameCache {
 func (c *frameCache) short(name string) string {
 	s, ok := c.shorts[name]
 	if !ok {
-		s = heapprof.ShortFunctionName(name)
+		s = funcname.Short(name)
 		c.shorts[name] = s
 	}
 	return s
@@ -212,11 +214,9 @@ func valueIndex(p *profile.Profile) (bytesIdx, objectsIdx int) {
 // sampleValues returns a sample's bytes and objects; for jemalloc samples
 // the unrounded estimate from the raw counts (heapprof.Parse rounds the
 // Value it stores).
-func sampleValues(p *profile.Profile, s *profile.Sample, bi, oi int) (b, o float64) {
-	rawO, okO := s.NumLabel[heapprof.LabelSampledObjects]
-	rawB, okB := s.NumLabel[heapprof.LabelSampledBytes]
-	if okO && okB && len(rawO) == 1 && len(rawB) == 1 && p.Period > 0 {
-		return swap(heapprof.AdjustSamples(p.Period, rawO[0], rawB[0]))
+func sampleValues(u heapprof.Unrounded, s *profile.Sample, bi, oi int) (b, o float64) {
+	if objects, bytes, ok := u.Values(s); ok {
+		return bytes, objects
 	}
 	if bi >= 0 && bi < len(s.Value) {
 		b = float64(s.Value[bi])
@@ -226,8 +226,6 @@ func sampleValues(p *profile.Profile, s *profile.Sample, bi, oi int) (b, o float
 	}
 	return b, o
 }
-
-func swap(objects, bytes float64) (float64, float64) { return bytes, objects }
 
 func funcName(f *profile.Function) string {
 	switch {

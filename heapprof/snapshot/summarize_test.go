@@ -17,6 +17,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/heapproxy/heapproxy/heapprof"
+	"github.com/heapproxy/heapproxy/heapprof/funcname"
 	"github.com/heapproxy/heapproxy/heapprof/symbolize"
 )
 
@@ -159,7 +160,7 @@ func TestSummarizeJemalloc(t *testing.T) {
 					}
 					frames := strings.Split(jeprofTag.ReplaceAllString(line[:i], ""), ";")
 					for j, f := range frames {
-						frames[j] = heapprof.ShortFunctionName(f)
+						frames[j] = funcname.Short(f)
 					}
 					want[strings.Join(frames, ";")] += v
 				}

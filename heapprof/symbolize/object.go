@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+
+	"github.com/heapproxy/heapproxy/heapprof/funcname"
 )
 
 // Frame is one record of `addr2line -f -C -i`: a function name (demangled;
@@ -78,13 +80,13 @@ func (c *nameCache) display(name string) string {
 	return d
 }
 
-// shortOf memoizes shortFunctionName: every PC in a function asks.
+// shortOf memoizes funcname.Short: every PC in a function asks.
 func (c *nameCache) shortOf(name string) string {
 	c.mu.Lock()
 	s, ok := c.short[name]
 	c.mu.Unlock()
 	if !ok {
-		s = shortFunctionName(name)
+		s = funcname.Short(name)
 		c.mu.Lock()
 		c.short[name] = s
 		c.mu.Unlock()

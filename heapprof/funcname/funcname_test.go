@@ -1,7 +1,8 @@
-package symbolize
+package funcname
 
 import (
 	"math/rand/v2"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,14 +23,17 @@ func jeprofShortName(s string) string {
 	return lead.ReplaceAllString(s, "$1")
 }
 
-// TestShortFunctionName compares shortFunctionName with the regular
-// expressions on the demangled names of the test programs, libstdc++ and
-// libc, and on random strings over the characters that matter.
-func TestShortFunctionName(t *testing.T) {
-	fxs := getFixtures(t)
+// TestShort compares Short with the regular expressions on the demangled
+// names of libstdc++, libc and libjemalloc, and on random strings over the
+// characters that matter.
+func TestShort(t *testing.T) {
 	var names []string
-	for _, img := range []string{fxs[0].binary, fxs[1].binary, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"} {
-		for _, line := range strings.Split(string(run(t, nil, "nm", "-D", "-C", "--defined-only", img)), "\n") {
+	for _, img := range []string{"/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"} {
+		out, err := exec.Command("nm", "-D", "-C", "--defined-only", img).Output()
+		if err != nil {
+			t.Fatalf("nm %s: %v", img, err)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
 			if f := strings.SplitN(line, " ", 3); len(f) == 3 {
 				names = append(names, f[2])
 			}
@@ -56,10 +60,10 @@ func TestShortFunctionName(t *testing.T) {
 		"a) const", "((a)) const", "(a)(b)const", "int main", "unsigned long ns::x::y", "x\n y::z", "x y\n z::w")
 	bad := 0
 	for _, n := range names {
-		if got, want := shortFunctionName(n), jeprofShortName(n); got != want {
+		if got, want := Short(n), jeprofShortName(n); got != want {
 			bad++
 			if bad <= 10 {
-				t.Errorf("shortFunctionName(%q) = %q, want %q", n, got, want)
+				t.Errorf("Short(%q) = %q, want %q", n, got, want)
 			}
 		}
 	}
