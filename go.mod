@@ -51,3 +51,11 @@ require (
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/src-d/go-errors.v1 v1.0.0 // indirect
 )
+
+// go-mysql-server's REGEXP functions (github.com/dolthub/go-icu-regex)
+// compile ICU's WebAssembly when the package initializes, in every
+// heapproxy process: wazero 1.7+'s optimizing compiler takes ~190 ms and
+// 21 MB there, 1.6's single-pass compiler ~80 ms and 9 MB, which `heapproxy
+// dot` pays on each run (issue 4). The regexp test in heapprof/sqlview
+// checks the functions against MariaDB.
+replace github.com/tetratelabs/wazero => github.com/tetratelabs/wazero v1.6.0
