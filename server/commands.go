@@ -249,12 +249,9 @@ func (s *session) relayResultsFrom(head []byte) error {
 			if k == 0 {
 				return fmt.Errorf("bad column count packet % x", head[:min(len(head), 8)])
 			}
-			for range n {
-				if _, err := relayPacket(s.client, s.up); err != nil {
-					return err
-				}
-			}
-			eof, err := relayPacket(s.client, s.up)
+			// n column definitions, then an EOF (a definition starts with
+			// its catalog's length, never with 0xfe or 0xff).
+			eof, err := relayUntil(s.client, s.up, endsRows)
 			if err != nil {
 				return err
 			}
@@ -276,20 +273,19 @@ func (s *session) relayResultsFrom(head []byte) error {
 
 // relayRows relays rows up to and including the closing EOF or ERR.
 func (s *session) relayRows() error {
-	for {
-		head, err := relayPacket(s.client, s.up)
-		if err != nil {
-			return err
-		}
-		if len(head) > 0 && head[0] == hdrErr {
-			return nil
-		}
-		if isEOF(head) {
-			s.status = eofStatus(head)
-			return nil
-		}
+	head, err := relayUntil(s.client, s.up, endsRows)
+	if err != nil {
+		return err
 	}
+	if isEOF(head) {
+		s.status = eofStatus(head)
+	}
+	return nil
 }
+
+// endsRows tells the EOF or ERR that closes a list of rows (or of column
+// definitions) from the rows themselves.
+func endsRows(p []byte) bool { return isEOF(p) || len(p) > 0 && p[0] == hdrErr }
 
 // relayPrepare relays a COM_STMT_PREPARE response: OK with the statement's
 // parameter and column definitions, each list closed by an EOF.

@@ -38,6 +38,7 @@ type packetConn struct {
 }
 
 func newPacketConn(c net.Conn) *packetConn {
+	c = fastConn(c)
 	return &packetConn{
 		conn: c,
 		r:    bufio.NewReaderSize(c, readBufferSize),
@@ -168,4 +169,67 @@ func relayPacket(dst, src *packetConn) ([]byte, error) {
 			return head, nil
 		}
 	}
+}
+
+// relayUntil relays packets from src to dst up to and including the first
+// one for which end(payload) is true, and returns that packet's head as
+// relayPacket does. While both sides' sequence numbers agree (no renumbering
+// needed, the usual case), runs of whole packets already in src's read
+// buffer are checked in place and copied with one write: a result set's
+// rows cost a header check each instead of four buffered copies.
+func relayUntil(dst, src *packetConn, end func(payload []byte) bool) ([]byte, error) {
+	for {
+		if dst.seq == src.seq {
+			head, found, err := relayBuffered(dst, src, end)
+			if err != nil || found {
+				return head, err
+			}
+		}
+		// Nothing whole is buffered (or a packet is large): one packet
+		// the slow way, which also waits for more input.
+		head, err := relayPacket(dst, src)
+		if err != nil {
+			return nil, err
+		}
+		if end(head) {
+			return head, nil
+		}
+	}
+}
+
+// relayBuffered copies the whole packets at the front of src's read buffer
+// to dst, stopping after the first one end accepts (found) or at the first
+// incomplete or large packet. The sequence numbers of both sides must be
+// equal on entry; the packets keep theirs.
+func relayBuffered(dst, src *packetConn, end func(payload []byte) bool) (head []byte, found bool, err error) {
+	buf, _ := src.r.Peek(src.r.Buffered())
+	off, seq := 0, src.seq
+	for off+4 <= len(buf) {
+		n := int(buf[off]) | int(buf[off+1])<<8 | int(buf[off+2])<<16
+		if n >= inspectLimit || off+4+n > len(buf) {
+			break
+		}
+		if buf[off+3] != seq {
+			return nil, false, fmt.Errorf("packet sequence %d, expected %d", buf[off+3], seq)
+		}
+		payload := buf[off+4 : off+4+n]
+		off += 4 + n
+		seq++
+		if end(payload) {
+			// Kept past the Discard below: src's buffer is reused by the next read.
+			head = append(src.buf[:0], payload...)
+			src.buf = head
+			found = true
+			break
+		}
+	}
+	if off == 0 {
+		return nil, false, nil
+	}
+	if _, err := dst.w.Write(buf[:off]); err != nil {
+		return nil, false, err
+	}
+	src.seq, dst.seq = seq, seq
+	_, err = src.r.Discard(off)
+	return head, found, err
 }

@@ -162,26 +162,40 @@ CFG
 fi
 
 # --- heapproxy -------------------------------------------------------------------
-if [[ " $TARGETS " == *" heapproxy "* ]]; then
-	if [[ -n $HEAPPROXY_BIN ]]; then
-		HEAPPROXY_BIN=$(realpath "$HEAPPROXY_BIN")
-	else
+# Targets heapproxy@NAME are more heapproxy processes for A/B runs: binary
+# HEAPPROXY_BIN_NAME (default: the same as heapproxy) and environment
+# HEAPPROXY_ENV_NAME (space-separated VAR=value), e.g.
+#   TARGETS="haproxy heapproxy heapproxy@one" HEAPPROXY_ENV_one=GOMAXPROCS=1
+for tg in $TARGETS; do
+	[[ $tg == heapproxy || $tg == heapproxy@* ]] || continue
+	if [[ -z $HEAPPROXY_BIN ]]; then
 		HEAPPROXY_BIN=$tmp/heapproxy
 		log "building heapproxy"
 		(cd "$repo" && go build -o "$HEAPPROXY_BIN" ./cmd/heapproxy) >"$tmp/build.log" 2>&1 ||
 			die "go build ./cmd/heapproxy failed, see $tmp/build.log (or set TARGETS=\"direct haproxy\")"
 	fi
-	port[heapproxy]=$(free_port)
-	log "starting heapproxy on 127.0.0.1:${port[heapproxy]}"
-	hpflags=(--listen "127.0.0.1:${port[heapproxy]}" --upstream "127.0.0.1:$dbport" --log-level warn)
+	bin=$HEAPPROXY_BIN
+	env=()
+	if [[ $tg == heapproxy@* ]]; then
+		name=${tg#heapproxy@}
+		v=HEAPPROXY_BIN_$name
+		[[ -n ${!v:-} ]] && bin=${!v}
+		v=HEAPPROXY_ENV_$name
+		read -r -a env <<<"${!v:-}"
+	fi
+	bin=$(realpath "$bin")
+	port[$tg]=$(free_port)
+	log "starting $tg ($bin ${env[*]}) on 127.0.0.1:${port[$tg]}"
+	hpflags=(--listen "127.0.0.1:${port[$tg]}" --upstream "127.0.0.1:$dbport" --log-level warn)
 	# Keep the snapshot store (newer builds) out of the work tree.
-	"$HEAPPROXY_BIN" --help 2>&1 | grep -q -- -data-dir && hpflags+=(--data-dir "$tmp/heapproxy-data")
+	# (--help exits 2; under pipefail that would hide grep's answer.)
+	{ "$bin" --help 2>&1 || true; } | grep -q -- -data-dir && hpflags+=(--data-dir "$tmp/$tg-data")
 	# Run in $tmp so any other relative default path lands there too.
-	(cd "$tmp" && exec "$HEAPPROXY_BIN" "${hpflags[@]}") >"$tmp/heapproxy.log" 2>&1 &
+	(cd "$tmp" && exec env "${env[@]}" "$bin" "${hpflags[@]}") >"$tmp/$tg.log" 2>&1 &
 	pids+=($!)
-	pid[heapproxy]=$!
-	wait_sql "${port[heapproxy]}" heapproxy "${pid[heapproxy]}"
-fi
+	pid[$tg]=$!
+	wait_sql "${port[$tg]}" "$tg" "${pid[$tg]}"
+done
 
 # --- runs ------------------------------------------------------------------------
 if ((WARMUP > 0)); then
@@ -208,22 +222,22 @@ for w in $WORKLOADS; do
 				log "$w threads=$th via $tg (${DURATION}s, round $((r + 1))/$ROUNDS)"
 				[[ -n ${pid[$tg]} ]] && c0=$(cpu_ticks "${pid[$tg]}")
 				perfpid=
-				if [[ $PROFILE == 1 && $tg == heapproxy ]]; then
-					perf record -F 499 -g -p "${pid[$tg]}" -o "$tmp/perf.$w.$th.$r.data" -- sleep "$DURATION" \
-						>"$tmp/perf.$w.$th.$r.log" 2>&1 &
+				if [[ $PROFILE == 1 && $tg == heapproxy* ]]; then
+					perf record -F 499 -g -p "${pid[$tg]}" -o "$tmp/perf.$w.$th.$tg.$r.data" -- sleep "$DURATION" \
+						>"$tmp/perf.$w.$th.$tg.$r.log" 2>&1 &
 					perfpid=$!
 				fi
 				sysbench "$w" "${sb_common[@]}" --mysql-port="${port[$tg]}" --threads="$th" \
 					--time="$DURATION" --percentile=95 --report-interval=0 run >"$out" 2>&1 ||
 					die "sysbench $w via $tg failed, see $out"
 				if [[ -n $perfpid ]]; then
-					wait "$perfpid" || die "perf record failed, see $tmp/perf.$w.$th.$r.log"
+					wait "$perfpid" || die "perf record failed, see $tmp/perf.$w.$th.$tg.$r.log"
 					{
-						perf report -i "$tmp/perf.$w.$th.$r.data" --stdio --no-children -g none --sort dso
-						perf report -i "$tmp/perf.$w.$th.$r.data" --stdio --no-children -g none --percent-limit 0.5 --sort dso,symbol
-						perf report -i "$tmp/perf.$w.$th.$r.data" --stdio --children -g caller --percent-limit 5 --sort symbol
-					} 2>/dev/null | grep -v '^$' >"$tmp/profile.$w.$th.$r.txt" || true
-					log "heapproxy profile: $tmp/profile.$w.$th.$r.txt"
+						perf report -i "$tmp/perf.$w.$th.$tg.$r.data" --stdio --no-children -g none --sort dso
+						perf report -i "$tmp/perf.$w.$th.$tg.$r.data" --stdio --no-children -g none --percent-limit 0.5 --sort dso,symbol
+						perf report -i "$tmp/perf.$w.$th.$tg.$r.data" --stdio --children -g caller --percent-limit 5 --sort symbol
+					} 2>/dev/null | grep -v '^$' >"$tmp/profile.$w.$th.$tg.$r.txt" || true
+					log "heapproxy profile: $tmp/profile.$w.$th.$tg.$r.txt"
 				fi
 				# "queries:   123456 (6172.80 per sec.)" and "95th percentile:   1.23"
 				queries=$(awk '$1 == "queries:" {print $2}' "$out")

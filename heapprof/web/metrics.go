@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -33,6 +34,11 @@ const overflowLabel = "other"
 // concurrent use; the zero value is not ready, use NewMetrics.
 type Metrics struct {
 	buckets []float64
+
+	// forwarded counts statements of kind "forwarded", one per relayed
+	// client command: an atomic keeps the relay path off the mutex that
+	// every session would otherwise take per statement.
+	forwarded atomic.Uint64
 
 	mu          sync.Mutex
 	connsOpen   int64
@@ -76,6 +82,10 @@ func (m *Metrics) ConnClosed() {
 // Statement counts one client statement of the kind (e.g. "admin_execute",
 // "forward", "show_backends").
 func (m *Metrics) Statement(kind string) {
+	if kind == "forwarded" {
+		m.forwarded.Add(1)
+		return
+	}
 	m.mu.Lock()
 	*m.statements.at(kind)++
 	m.mu.Unlock()
@@ -128,6 +138,9 @@ func (m *Metrics) Write(w io.Writer) error {
 		return h
 	})
 	m.mu.Unlock()
+	if n := m.forwarded.Load(); n > 0 {
+		statements["forwarded"] += n
+	}
 
 	b := bufio.NewWriter(w)
 	header(b, "heapproxy_connections_open", "gauge", "Client connections currently open.")

@@ -101,6 +101,8 @@ func TestMetricsExposition(t *testing.T) {
 			m.ConnOpened()
 			m.Statement("admin_execute")
 			m.Statement("forward")
+			m.Statement("forwarded")
+			m.Statement("forwarded")
 			m.Dump("jemalloc", 50*time.Millisecond, nil)
 			m.Dump("go", 2*time.Second, nil)
 			m.Dump("go", 20*time.Second, errors.New("timeout"))
@@ -133,6 +135,7 @@ func TestMetricsExposition(t *testing.T) {
 		{"heapproxy_connections_total", 10},
 		{`heapproxy_statements_total{kind="admin_execute"}`, 10},
 		{`heapproxy_statements_total{kind="forward"}`, 10},
+		{`heapproxy_statements_total{kind="forwarded"}`, 20},
 		{`heapproxy_statements_total{kind="we\"ird\\kind\nx"}`, 1},
 		{`heapproxy_dumps_total{node_kind="go"}`, 20},
 		{`heapproxy_dumps_total{node_kind="jemalloc"}`, 10},
