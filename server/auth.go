@@ -248,7 +248,8 @@ func (s *session) loginAs(fwd *handshakeResponse, u *User, ug *greeting) error {
 			if i < 0 {
 				return errMalformed
 			}
-			plugin, salt = string(rest[:i]), bytes.TrimSuffix(rest[i+1:], []byte{0})
+			plugin = string(rest[:i])
+			salt = switchSalt(plugin, rest[i+1:])
 			if auth, err = scramble(plugin, salt, password); err != nil {
 				return err
 			}
@@ -281,6 +282,17 @@ func (s *session) loginAs(fwd *handshakeResponse, u *User, ug *greeting) error {
 			return err
 		}
 	}
+}
+
+// switchSalt is the challenge in an auth switch request. The native and
+// caching_sha2 plugins end their 20-byte salt with a NUL; client_ed25519
+// sends exactly 32 random bytes, which end in 0 one time in 256, so
+// nothing may be cut from them.
+func switchSalt(plugin string, data []byte) []byte {
+	if plugin == "client_ed25519" {
+		return data
+	}
+	return bytes.TrimSuffix(data, []byte{0})
 }
 
 // scramble answers an auth plugin's challenge with the password.
