@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/xml"
 	"io"
+	"math/rand/v2"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -135,5 +136,29 @@ func checkRsvgRenders(t *testing.T, svg []byte) {
 	out, err := cmd.Output()
 	if err != nil || !bytes.HasPrefix(out, []byte("\x89PNG")) {
 		t.Errorf("rsvg-convert rejected the flame graph: %v %s", err, stderr.String())
+	}
+}
+
+// TestCompareFoldedLines checks the comparison WriteFolded sorts with
+// against comparing the joined lines, on frames that are prefixes of each
+// other and hold the separators themselves.
+func TestCompareFoldedLines(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	parts := []string{"a", "ab", "a b", "a;b", "b", "", "std::f(int)", "std::f"}
+	gen := func() foldedStack {
+		st := foldedStack{v: float64(rng.IntN(30))}
+		for range 1 + rng.IntN(4) {
+			st.frames = append(st.frames, parts[rng.IntN(len(parts))])
+		}
+		return st
+	}
+	line := func(st foldedStack) string {
+		return strings.Join(st.frames, ";") + " " + strconv.FormatInt(int64(st.v), 10)
+	}
+	for range 20000 {
+		a, b := gen(), gen()
+		if got, want := compareFoldedLines(a, b), strings.Compare(line(a), line(b)); got != want {
+			t.Fatalf("compareFoldedLines(%q, %q) = %d, want %d", line(a), line(b), got, want)
+		}
 	}
 }

@@ -2,11 +2,12 @@ package heapprof
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/google/pprof/profile"
 )
@@ -64,17 +65,89 @@ func WriteFolded(w io.Writer, p *profile.Profile, opt Options) error {
 		return err
 	}
 	stacks := m.foldedStacks()
-	lines := make([]string, 0, len(stacks))
-	for _, st := range stacks {
-		lines = append(lines, strings.Join(st.frames, ";")+" "+strconv.FormatInt(int64(st.v), 10))
-	}
-	sort.Strings(lines)
+	// Sorted as the joined lines would sort, without building them: a large
+	// profile's folded text is tens of megabytes.
+	slices.SortFunc(stacks, compareFoldedLines)
 	bw := bufio.NewWriter(w)
-	for _, l := range lines {
-		bw.WriteString(l)
+	for _, st := range stacks {
+		for i, f := range st.frames {
+			if i > 0 {
+				bw.WriteByte(';')
+			}
+			bw.WriteString(f)
+		}
+		bw.WriteByte(' ')
+		bw.WriteString(strconv.FormatInt(int64(st.v), 10))
 		bw.WriteByte('\n')
 	}
 	return bw.Flush()
+}
+
+// compareFoldedLines compares two stacks the way their folded lines
+// ("f1;f2;...;fn value") compare as strings, reading the lines byte by
+// byte from the first frame that differs.
+func compareFoldedLines(a, b foldedStack) int {
+	k := 0
+	for k < len(a.frames) && k < len(b.frames) && a.frames[k] == b.frames[k] {
+		k++
+	}
+	// Frames before k are equal, and so is what precedes the separator
+	// ahead of frame k.
+	ca, cb := foldedCursor{st: a, k: k, sep: k > 0}, foldedCursor{st: b, k: k, sep: k > 0}
+	for {
+		x, okA := ca.next()
+		y, okB := cb.next()
+		switch {
+		case !okA || !okB:
+			return cmp.Compare(b2i(okA), b2i(okB))
+		case x != y:
+			return cmp.Compare(x, y)
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// foldedCursor reads a stack's folded line a byte at a time from frame k.
+type foldedCursor struct {
+	st    foldedStack
+	k, i  int    // frame and offset in it; k == len(frames): in the value
+	sep   bool   // the separator before frame k comes first
+	value string // the value's digits, once reached
+}
+
+func (c *foldedCursor) next() (byte, bool) {
+	if c.sep {
+		c.sep = false
+		if c.k < len(c.st.frames) {
+			return ';', true
+		}
+		c.value = strconv.FormatInt(int64(c.st.v), 10)
+		return ' ', true
+	}
+	if c.k < len(c.st.frames) {
+		f := c.st.frames[c.k]
+		if c.i < len(f) {
+			c.i++
+			return f[c.i-1], true
+		}
+		c.k, c.i = c.k+1, 0
+		if c.k < len(c.st.frames) {
+			return ';', true
+		}
+		c.value = strconv.FormatInt(int64(c.st.v), 10)
+		return ' ', true
+	}
+	if c.i < len(c.value) {
+		c.i++
+		return c.value[c.i-1], true
+	}
+	return 0, false
 }
 
 // foldedStack is one stack as jeprof --collapsed names it, root first.
@@ -84,33 +157,49 @@ type foldedStack struct {
 }
 
 // foldedStacks names every non-empty stack the way jeprof's
-// PrintCollapsedStacks does (ExtractSymbolNameInlineStack).
+// PrintCollapsedStacks does (ExtractSymbolNameInlineStack). Names are
+// computed once per location and shared by the stacks.
 func (m *model) foldedStacks() []foldedStack {
+	names := make([][]string, len(m.locKeys))
+	done := make([]bool, len(m.locKeys))
 	out := make([]foldedStack, 0, len(m.stacks))
 	for _, st := range m.stacks {
 		if len(st.locs) == 0 {
 			continue
 		}
-		var names []string
-		for i := len(st.locs) - 1; i >= 0; i-- {
-			fr := m.frames[st.locs[i]]
-			if len(fr) == 0 {
-				names = append(names, m.locKeys[st.locs[i]])
-				continue
+		n := 0
+		for _, l := range st.locs {
+			if !done[l] {
+				names[l], done[l] = m.foldedNames(l), true
 			}
-			// fr holds the containing function first: root-first order.
-			for j, f := range fr {
-				n := fullAddrRE.ReplaceAllString(f.full, "")
-				if n == "??" {
-					n = f.fileLine()
-				}
-				if j > 0 {
-					n += "[inline]"
-				}
-				names = append(names, n)
-			}
+			n += len(names[l])
 		}
-		out = append(out, foldedStack{names, st.v})
+		frames := make([]string, 0, n)
+		for i := len(st.locs) - 1; i >= 0; i-- {
+			frames = append(frames, names[st.locs[i]]...)
+		}
+		out = append(out, foldedStack{frames, st.v})
+	}
+	return out
+}
+
+// foldedNames is one location's part of a folded stack, root first.
+func (m *model) foldedNames(l int32) []string {
+	fr := m.frames[l]
+	if len(fr) == 0 {
+		return []string{m.locKeys[l]}
+	}
+	// fr holds the containing function first: root-first order.
+	out := make([]string, 0, len(fr))
+	for j, f := range fr {
+		n := fullAddrRE.ReplaceAllString(f.full, "")
+		if n == "??" {
+			n = f.fileLine()
+		}
+		if j > 0 {
+			n += "[inline]"
+		}
+		out = append(out, n)
 	}
 	return out
 }
