@@ -70,6 +70,16 @@ func run(args []string) error {
 	}
 	defer log.Sync()
 
+	// The relay reads and writes sockets with raw system calls, which keep
+	// their P for the call (tens of µs for a loopback write): twice as many
+	// Ps as CPUs let other sessions run meanwhile. Under sysbench this gave
+	// 2-7 % more QPS for ~5 % more CPU per query (bench/proxy/README.md).
+	// GOMAXPROCS in the environment still decides.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(2 * runtime.GOMAXPROCS(0))
+	}
+	log.Debug("scheduler", zap.Int("gomaxprocs", runtime.GOMAXPROCS(0)))
+
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if !cfg.SelfProfileActive {
