@@ -160,8 +160,7 @@ type foldedStack struct {
 // PrintCollapsedStacks does (ExtractSymbolNameInlineStack). Names are
 // computed once per location and shared by the stacks.
 func (m *model) foldedStacks() []foldedStack {
-	names := make([][]string, len(m.locKeys))
-	done := make([]bool, len(m.locKeys))
+	names := make([][]string, len(m.locKeys)) // never empty once computed
 	out := make([]foldedStack, 0, len(m.stacks))
 	for _, st := range m.stacks {
 		if len(st.locs) == 0 {
@@ -169,8 +168,8 @@ func (m *model) foldedStacks() []foldedStack {
 		}
 		n := 0
 		for _, l := range st.locs {
-			if !done[l] {
-				names[l], done[l] = m.foldedNames(l), true
+			if names[l] == nil {
+				names[l] = m.foldedNames(l)
 			}
 			n += len(names[l])
 		}
