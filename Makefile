@@ -19,14 +19,19 @@ jenode:
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
+# heapprof/sqlview/goregex is its own module (go.mod replaces go-icu-regex with it).
+REGEX_MOD := heapprof/sqlview/goregex
+
 vet:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	cd $(REGEX_MOD) && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 
 test: vet
 	$(GO) test -count=1 -timeout 45m ./...
+	cd $(REGEX_MOD) && $(GO) test -count=1 ./...
 
 bench: bench-proxy bench-heapprof
 

@@ -34,7 +34,6 @@ require (
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/shopspring/decimal v1.4.0 // indirect
 	github.com/sirupsen/logrus v1.8.1 // indirect
-	github.com/tetratelabs/wazero v1.8.2 // indirect
 	go.opentelemetry.io/otel v1.31.0 // indirect
 	go.opentelemetry.io/otel/trace v1.31.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
@@ -52,10 +51,10 @@ require (
 	gopkg.in/src-d/go-errors.v1 v1.0.0 // indirect
 )
 
-// go-mysql-server's REGEXP functions (github.com/dolthub/go-icu-regex)
-// compile ICU's WebAssembly when the package initializes, in every
-// heapproxy process: wazero 1.7+'s optimizing compiler takes ~190 ms and
-// 21 MB there, 1.6's single-pass compiler ~80 ms and 9 MB, which `heapproxy
-// dot` pays on each run (issue 4). The regexp test in heapprof/sqlview
-// checks the functions against MariaDB.
-replace github.com/tetratelabs/wazero => github.com/tetratelabs/wazero v1.6.0
+// go-mysql-server's REGEXP functions come from github.com/dolthub/go-icu-regex,
+// which compiles ICU's WebAssembly when it initializes: ~100 ms and ~10 MB in
+// every heapproxy process, including each `heapproxy dot` run (issue 4).
+// heapprof/sqlview/goregex implements its API with Go's regexp (RE2 syntax,
+// linear-time matching); heapprof/sqlview's tests check the functions
+// against MariaDB.
+replace github.com/dolthub/go-icu-regex => ./heapprof/sqlview/goregex

@@ -40,7 +40,8 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$repo" && go build -o "$tmp/heapproxy" ./cmd/heapproxy && go build -o "$tmp/symbench" ./bench/heapprof/symbench)
+(cd "$repo" && go build -o "$tmp/heapproxy" ./cmd/heapproxy && go build -o "$tmp/symbench" ./bench/heapprof/symbench &&
+  go build -o "$tmp/treerss" ./bench/heapprof/treerss)
 
 # timed NAME OUT CMD...: runs CMD with stdout to OUT and appends
 # "wall_seconds peak_rss_kb" to $tmp/NAME.times.
@@ -94,6 +95,10 @@ bench() {
     # (their init functions cost ~0.1 s of a cold run).
     timed $name.pipeline /dev/null "$tmp/symbench" -jeprof=false -warm=false -dot "$bin" "$prof"
   done
+  # Memory of the whole process tree (jeprof runs nm and addr2line beside
+  # Perl), sampled every millisecond in runs of their own.
+  "$tmp/treerss" -o "$tmp/$name.jeprof.tree" jeprof --dot "$bin" "$prof" >/dev/null 2>&1
+  "$tmp/treerss" -o "$tmp/$name.heapproxy.tree" "$tmp/heapproxy" dot "$bin" "$prof" >/dev/null
   for _ in $(seq "$runs"); do
     "$tmp/symbench" -jeprof=false -dot -warmruns 3 "$bin" "$prof" | awk '$1 == "RESULT" && $2 == "warm"' >>"$tmp/$name.warm.txt"
   done
@@ -109,6 +114,11 @@ bench() {
   hp_rss=$(maxcol "$tmp/$name.heapproxy.times" 2)
   pl_wall=$(median "$tmp/$name.pipeline.times" 1)
   pl_rss=$(maxcol "$tmp/$name.pipeline.times" 2)
+  tree() { sed -n "s/.*$2=\([0-9]*\).*/\1/p" "$tmp/$name.$1.tree"; }
+  je_tree=$(tree jeprof tree_rss_kb)
+  je_anon=$(tree jeprof tree_anon_kb)
+  hp_tree=$(tree heapproxy tree_rss_kb)
+  hp_anon=$(tree heapproxy tree_anon_kb)
   warm_total=$(field total_ms)
   warm_sym=$(field symbolize_ms)
 
@@ -124,6 +134,14 @@ bench() {
     'BEGIN { printf "| same pipeline without heapproxy init (symbench -dot -warm=false, cold) | %.2f s | %.0f MB | %.1fx time, %.2f of the memory |\n", w, r / 1024, jw / w, r / jr }'
   awk -v t="$warm_total" -v s="$warm_sym" -v jw="$je_wall" \
     'BEGIN { printf "| heapproxy warm (parse + symbolize + dot, 2nd call in one process) | %.0f ms (symbolize alone %.0f ms) | | %.0fx time (symbolize alone %.0fx) |\n", t, s, jw * 1000 / t, jw * 1000 / s }'
+  echo
+  echo "Memory of the whole process tree, sampled every ms (jeprof: Perl, nm and addr2line; heapproxy: one process):"
+  echo
+  echo "| | peak RSS of the tree | peak private (anonymous) memory |"
+  echo "|---|---|---|"
+  awk -v r="$je_tree" -v a="$je_anon" 'BEGIN { printf "| jeprof --dot | %.0f MB | %.0f MB |\n", r / 1024, a / 1024 }'
+  awk -v r="$hp_tree" -v a="$hp_anon" -v jr="$je_tree" -v ja="$je_anon" \
+    'BEGIN { printf "| heapproxy dot | %.0f MB (%.2f of jeprof) | %.0f MB (%.2f of jeprof) |\n", r / 1024, r / jr, a / 1024, a / ja }'
   echo
 
   canon "$tmp/jeprof.dot" >"$tmp/jeprof.canon"

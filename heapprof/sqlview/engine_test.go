@@ -186,9 +186,11 @@ func TestQueriesMatchMariaDB(t *testing.T) {
 		{name: "node_id in on diffs", query: "SELECT node_id, name, to_snapshot_id, cum_bytes_delta FROM diffs WHERE node_id IN (10002, 10003, 99) ORDER BY 1, 2, 3"},
 		{name: "node_id and snapshot_id", query: "SELECT stack_id, frames FROM stacks WHERE node_id = 10001 AND snapshot_id = 'heap_profile.10001.1' ORDER BY 1"},
 		{name: "node_id string literal", query: "SELECT COUNT(*) FROM functions WHERE node_id = '10001'"},
-		// REGEXP runs go-icu-regex on wazero (go.mod pins wazero's
-		// single-pass compiler; see the replace there).
+		// The REGEXP functions run heapprof/sqlview/goregex (see go.mod's replace).
 		{name: "regexp", query: "SELECT DISTINCT name, REGEXP_REPLACE(name, ':{2}.*', '') AS ns FROM functions WHERE name REGEXP ':{2}' ORDER BY name"},
+		// MariaDB answers a REGEXP_SUBSTR without a match with '', MySQL 8 and the engine with NULL.
+		{name: "regexp instr substr", query: "SELECT DISTINCT name, REGEXP_INSTR(name, '::'), COALESCE(REGEXP_SUBSTR(name, '[A-Za-z_]+$'), '') AS last_word, REGEXP_REPLACE(name, '[a-z]+::', '') FROM functions ORDER BY name"},
+		{name: "regexp anchors", query: "SELECT DISTINCT name FROM functions WHERE name REGEXP '^[a-z_]+$' OR name REGEXP '[(]' ORDER BY name"},
 		{name: "count per table", query: "SELECT (SELECT COUNT(*) FROM snapshots), (SELECT COUNT(*) FROM functions), (SELECT COUNT(*) FROM stacks), (SELECT COUNT(*) FROM diffs)"},
 	}
 	for _, tt := range tests {
