@@ -27,6 +27,19 @@ func (s *session) serve() error {
 		if !s.setIdle(true) {
 			return nil
 		}
+		if s.loopable() {
+			if hb, ok := s.srv.loops.relay(s); ok {
+				if over, err := s.resume(hb); over || err != nil {
+					return err
+				}
+				// The loop gave the session back for a command it does not
+				// relay (now at the front of the client's input), or for
+				// the shutdown.
+				if s.srv.isClosing() {
+					return nil
+				}
+			}
+		}
 		if d := s.srv.cfg.Timeouts.Idle; d > 0 {
 			s.client.conn.SetReadDeadline(time.Now().Add(d))
 		}
@@ -47,6 +60,42 @@ func (s *session) serve() error {
 			return err
 		}
 	}
+}
+
+// loopable tells whether an event loop may relay the session's next
+// commands (see eventLoops): plain TCP on both sides, an upstream, and no
+// idle timeout, which the loops do not keep.
+func (s *session) loopable() bool {
+	if s.srv.loops == nil || s.up == nil || s.srv.cfg.Timeouts.Idle > 0 || s.up.r.Buffered() > 0 {
+		return false
+	}
+	_, c := s.client.conn.(*rawIOConn)
+	_, u := s.up.conn.(*rawIOConn)
+	return c && u
+}
+
+// resume takes a session back from an event loop: over is true when the
+// session ends (with err to log, if any).
+func (s *session) resume(hb handback) (over bool, err error) {
+	s.client.unread(hb.client)
+	s.up.unread(hb.up)
+	if hb.midReply {
+		s.client.seq, s.up.seq = hb.seq, hb.seq
+	}
+	switch {
+	case hb.err != nil && (hb.upErr || hb.midReply):
+		return true, s.upstreamLost(hb.err)
+	case hb.err != nil:
+		return true, hb.err // the client went away between statements
+	case hb.infile:
+		if err := s.relayResultsFrom([]byte{hdrLocalInfile}); err != nil {
+			return true, s.upstreamLost(err)
+		}
+		if err := s.client.flush(); err != nil {
+			return true, err
+		}
+	}
+	return false, nil
 }
 
 func (s *session) readCommand() (command, error) {

@@ -35,6 +35,10 @@ type Config struct {
 	// UpstreamTLS asks for TLS on the connection to the upstream.
 	UpstreamTLS UpstreamTLSConfig `yaml:"upstream_tls"`
 	Timeouts    Timeouts          `yaml:"timeouts"`
+	// EventLoops is how many threads relay forwarded statements of
+	// plain-TCP sessions (see server/loop_linux.go): 0 means one per CPU,
+	// a negative number none (each session's goroutine relays them).
+	EventLoops int `yaml:"event_loops"`
 	// ServerVersion is announced in the embedded default; with an upstream
 	// the upstream's own version is relayed so drivers detect it.
 	ServerVersion string `yaml:"server_version"`

@@ -44,6 +44,24 @@ func (s *session) intercept(query []byte) (bool, error) {
 	return true, s.answerLocal(stmt, query)
 }
 
+// forwardsUnchanged tells whether intercept would leave the query to the
+// upstream, without answering anything.
+func (s *session) forwardsUnchanged(query []byte) bool {
+	if s.up == nil {
+		return false
+	}
+	stmt, err := s.srv.classifier.Classify(string(query))
+	if err != nil {
+		var pe *parser.Error
+		return errors.As(err, &pe) && pe.NotHeapProf
+	}
+	switch stmt.Kind {
+	case parser.AdminExecute, parser.ShowBackends, parser.ShowComputeNodes:
+		return false
+	}
+	return true
+}
+
 // answerEmbedded answers a command other than COM_QUERY when there is no
 // upstream.
 func (s *session) answerEmbedded(cmd command) error {

@@ -31,6 +31,7 @@ const (
 // of row packets into a few large writes.
 type packetConn struct {
 	conn net.Conn
+	src  io.Reader // what r reads: conn, or a prefixedConn in front of it
 	r    *bufio.Reader
 	w    *bufio.Writer
 	seq  uint8
@@ -41,6 +42,7 @@ func newPacketConn(c net.Conn) *packetConn {
 	c = fastConn(c)
 	return &packetConn{
 		conn: c,
+		src:  c,
 		r:    bufio.NewReaderSize(c, readBufferSize),
 		w:    bufio.NewWriterSize(c, writeBufferSize),
 	}
@@ -54,7 +56,7 @@ func (p *packetConn) upgrade(wrap func(net.Conn) *tls.Conn) (*tls.Conn, error) {
 	if err := tc.Handshake(); err != nil {
 		return nil, err
 	}
-	p.conn = tc
+	p.conn, p.src = tc, tc
 	p.r = bufio.NewReaderSize(tc, readBufferSize)
 	p.w.Reset(tc)
 	return tc, nil
@@ -69,6 +71,59 @@ type bufferedConn struct {
 func (c *bufferedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
 func (p *packetConn) resetSeq() { p.seq = 0 }
+
+// setConn replaces the connection (the same socket under a new
+// descriptor, after an event loop); nothing may be buffered.
+func (p *packetConn) setConn(c net.Conn) {
+	p.conn, p.src = c, c
+	p.r.Reset(c)
+	p.w.Reset(c)
+}
+
+// takeBuffered returns the bytes read from the connection but not yet
+// consumed, and forgets them: an event loop relays from there on.
+func (p *packetConn) takeBuffered() []byte {
+	var b []byte
+	if pc, ok := p.src.(*prefixedConn); ok {
+		b = pc.rest
+		pc.rest = nil
+	}
+	if n := p.r.Buffered(); n > 0 {
+		head, _ := p.r.Peek(n)
+		b = append(append([]byte(nil), head...), b...)
+		p.r.Discard(n)
+	}
+	if p.src != p.conn {
+		p.src = p.conn
+		p.r.Reset(p.conn)
+	}
+	return b
+}
+
+// unread makes b the next bytes read (an event loop's unrelayed input).
+func (p *packetConn) unread(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	rest := p.takeBuffered()
+	p.src = &prefixedConn{Conn: p.conn, rest: append(b, rest...)}
+	p.r.Reset(p.src)
+}
+
+// prefixedConn reads rest before the connection.
+type prefixedConn struct {
+	net.Conn
+	rest []byte
+}
+
+func (c *prefixedConn) Read(b []byte) (int, error) {
+	if len(c.rest) == 0 {
+		return c.Conn.Read(b)
+	}
+	n := copy(b, c.rest)
+	c.rest = c.rest[n:]
+	return n, nil
+}
 
 func (p *packetConn) readHeader() (int, error) {
 	var h [4]byte

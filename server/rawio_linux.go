@@ -109,3 +109,12 @@ func (c *rawIOConn) opError(op string, err error) error {
 	}
 	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }
+
+// shutdownConn shuts a raw connection's socket down in both directions,
+// which reaches every descriptor of it (an event loop holds a duplicate).
+func shutdownConn(c net.Conn) {
+	if rc, ok := c.(*rawIOConn); ok {
+		rc.CloseRead()
+		rc.CloseWrite()
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +30,7 @@ type Server struct {
 	deps        Deps
 	classifier  *parser.Classifier
 	schedule    *scheduler
+	loops       *eventLoops // nil: sessions relay on their goroutines
 
 	ln     net.Listener
 	nextID atomic.Uint32
@@ -65,11 +67,21 @@ func New(cfg Config, log *zap.Logger, deps Deps) (*Server, error) {
 	if deps.Symbols == nil {
 		deps.Symbols = symbolize.NewCache()
 	}
-	return &Server{
+	srv := &Server{
 		cfg: cfg, log: log, clientTLS: ct, upstreamTLS: ut, deps: deps, classifier: parser.NewClassifier(),
 		schedule: newScheduler(log, cfg.Timeouts.Admin),
 		sessions: map[*session]struct{}{},
-	}, nil
+	}
+	if !cfg.embedded() {
+		n := cfg.EventLoops
+		if n == 0 {
+			n = runtime.NumCPU()
+		}
+		if srv.loops, err = newEventLoops(n, func(err error) { log.Error("event loop stopped", zap.Error(err)) }); err != nil {
+			return nil, err
+		}
+	}
+	return srv, nil
 }
 
 // Listen binds the configured address.
@@ -158,12 +170,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, sess := range live {
 		sess.interruptIfIdle()
 	}
+	s.loops.close()
 	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
+	go func() { s.wg.Wait(); s.loops.stop(); close(done) }()
 	select {
 	case <-done:
 		return nil
 	case <-ctx.Done():
+		s.loops.stop() // sessions in a loop come back and end
 		s.mu.Lock()
 		for sess := range s.sessions {
 			sess.closeConns()

@@ -113,9 +113,13 @@ func (s *session) closeConns() {
 		return
 	}
 	s.done = true
+	// Shut the sockets down before closing: an event loop relaying for the
+	// session holds descriptors of its own, and sees the end this way.
 	if s.up != nil {
+		shutdownConn(s.up.conn)
 		s.up.conn.Close()
 	}
+	shutdownConn(s.client.conn)
 	s.client.conn.Close()
 }
 

@@ -43,6 +43,7 @@ func run(args []string) error {
 	dataDir := fs.String("data-dir", "", "directory of the snapshot store (default heapproxy-data)")
 	httpAddr := fs.String("http", "", "HTTP address of the snapshot view, /metrics and /healthz (e.g. 127.0.0.1:9040)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	eventLoops := fs.Int("event-loops", 0, "threads relaying forwarded statements (0: one per CPU; -1: none, each session's goroutine relays)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -62,6 +63,8 @@ func run(args []string) error {
 			cfg.Snapshots.Dir = *dataDir
 		case "http":
 			cfg.HTTP = *httpAddr
+		case "event-loops":
+			cfg.EventLoops = *eventLoops
 		}
 	})
 	log, err := newLogger(*logLevel)
@@ -71,9 +74,10 @@ func run(args []string) error {
 	defer log.Sync()
 
 	// The relay reads and writes sockets with raw system calls, which keep
-	// their P for the call (tens of µs for a loopback write): twice as many
-	// Ps as CPUs let other sessions run meanwhile. Under sysbench this gave
-	// 2-7 % more QPS for ~5 % more CPU per query (bench/proxy/README.md).
+	// their P for the call (tens of µs for a loopback write), and the event
+	// loops block in epoll_wait holding theirs: twice as many Ps as CPUs
+	// leave idle Ps, so the runtime neither hands a loop's P away nor
+	// starves the session goroutines (bench/proxy/README.md).
 	// GOMAXPROCS in the environment still decides.
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(2 * runtime.GOMAXPROCS(0))

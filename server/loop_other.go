@@ -1,0 +1,22 @@
+//go:build !linux
+
+package server
+
+// Event loops are Linux-only (epoll); elsewhere every session relays on its
+// goroutine.
+type eventLoops struct{}
+
+type handback struct {
+	client, up []byte
+	infile     bool
+	midReply   bool
+	seq        uint8
+	err        error
+	upErr      bool
+}
+
+func newEventLoops(int, func(error)) (*eventLoops, error) { return nil, nil }
+
+func (ls *eventLoops) relay(*session) (handback, bool) { return handback{}, false }
+func (ls *eventLoops) close()                          {}
+func (ls *eventLoops) stop()                           {}

@@ -1,0 +1,123 @@
+package server
+
+import (
+	"fmt"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// responseParser follows a response to COM_QUERY or COM_STMT_EXECUTE
+// through the bytes relayed to the client, packet header by packet header,
+// to tell where it ends: the same walk as relayResultsFrom (OK packets and
+// result sets while SERVER_MORE_RESULTS_EXISTS is set, ending with an ERR
+// or a final status), for a relay that never holds a whole packet.
+type responseParser struct {
+	state  int    // respFirst, respColumns or respRows
+	seq    uint8  // sequence number the next packet must have
+	status uint16 // the session's status after the packets seen so far
+	err    error
+
+	hdr    [4]byte
+	hdrN   int  // bytes of hdr seen
+	remain int  // payload bytes of the current physical packet still to come
+	cont   bool // the current physical packet continues a logical packet of 16 MiB or more
+	head   [32]byte
+	headN  int // bytes of head seen
+	plen   int // the logical packet's first physical length
+}
+
+const (
+	respFirst = iota
+	respColumns
+	respRows
+)
+
+// feed consumes relayed bytes. It returns how many belong to the response
+// (all of b unless the response ended inside it), whether the response is
+// complete, and whether it stopped after a LOCAL INFILE request (the
+// client's file comes next). A protocol error sets p.err.
+func (p *responseParser) feed(b []byte) (n int, done, infile bool) {
+	for n < len(b) {
+		if p.remain == 0 && p.hdrN < 4 {
+			k := copy(p.hdr[p.hdrN:], b[n:])
+			p.hdrN += k
+			n += k
+			if p.hdrN < 4 {
+				return n, false, false
+			}
+			if p.hdr[3] != p.seq {
+				p.err = fmt.Errorf("packet sequence %d, expected %d", p.hdr[3], p.seq)
+				return n, false, false
+			}
+			p.seq++
+			p.remain = packetLen(p.hdr[:])
+			if !p.cont {
+				p.plen, p.headN = p.remain, 0
+			}
+			if p.remain > 0 {
+				continue
+			}
+		} else {
+			k := min(p.remain, len(b)-n)
+			if !p.cont && p.headN < len(p.head) {
+				p.headN += copy(p.head[p.headN:], b[n:n+k])
+			}
+			p.remain -= k
+			n += k
+			if p.remain > 0 {
+				return n, false, false
+			}
+		}
+		// A physical packet is complete.
+		p.hdrN = 0
+		if packetLen(p.hdr[:]) == maxPayload {
+			p.cont = true // its logical packet goes on
+			continue
+		}
+		wasCont := p.cont
+		p.cont = false
+		if wasCont {
+			continue // the end of a big row or definition: never a status
+		}
+		if done, infile := p.packet(p.head[:min(p.headN, p.plen)]); done || infile || p.err != nil {
+			return n, done, infile
+		}
+	}
+	return n, false, false
+}
+
+// packet steps the walk over one whole logical packet (its first bytes).
+func (p *responseParser) packet(head []byte) (done, infile bool) {
+	if len(head) == 0 {
+		p.err = fmt.Errorf("empty response packet from upstream")
+		return false, false
+	}
+	switch p.state {
+	case respFirst:
+		switch head[0] {
+		case hdrOK:
+			p.status = okStatus(head)
+			return p.status&mysql.SERVER_MORE_RESULTS_EXISTS == 0, false
+		case hdrErr:
+			return true, false
+		case hdrLocalInfile:
+			return false, true
+		}
+		p.state = respColumns
+	case respColumns, respRows:
+		if head[0] == hdrErr {
+			return true, false
+		}
+		if !isEOF(head) || p.plen >= 9 {
+			return false, false
+		}
+		p.status = eofStatus(head)
+		if p.state == respColumns && p.status&mysql.SERVER_STATUS_CURSOR_EXISTS == 0 {
+			p.state = respRows
+			return false, false
+		}
+		p.state = respFirst
+		return p.status&mysql.SERVER_MORE_RESULTS_EXISTS == 0, false
+	}
+	return false, false
+}
