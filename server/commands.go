@@ -69,9 +69,7 @@ func (s *session) loopable() bool {
 	if s.srv.loops == nil || s.up == nil || s.srv.cfg.Timeouts.Idle > 0 || s.up.r.Buffered() > 0 {
 		return false
 	}
-	_, c := s.client.conn.(*rawIOConn)
-	_, u := s.up.conn.(*rawIOConn)
-	return c && u
+	return isRawConn(s.client.conn) && isRawConn(s.up.conn)
 }
 
 // resume takes a session back from an event loop: over is true when the

@@ -118,3 +118,9 @@ func shutdownConn(c net.Conn) {
 		rc.CloseWrite()
 	}
 }
+
+// isRawConn tells a plain TCP connection with raw I/O (not TLS) apart.
+func isRawConn(c net.Conn) bool {
+	_, ok := c.(*rawIOConn)
+	return ok
+}

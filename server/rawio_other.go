@@ -8,3 +8,5 @@ import "net"
 func fastConn(c net.Conn) net.Conn { return c }
 
 func shutdownConn(net.Conn) {}
+
+func isRawConn(net.Conn) bool { return false }
