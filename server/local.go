@@ -18,14 +18,11 @@ import (
 // intercept answers the statements heapproxy owns. It reports whether the
 // statement was handled; an error means the client connection broke.
 func (s *session) intercept(query []byte) (bool, error) {
-	stmt, err := s.srv.classifier.Classify(string(query))
-	if err != nil {
-		var pe *parser.Error
-		if errors.As(err, &pe) && pe.NotHeapProf && s.up != nil {
-			// Another of the FE's scripts (StarRocks runs any Wren script
-			// through ADMIN EXECUTE): the upstream answers it.
-			return false, nil
-		}
+	stmt, forward, err := s.route(query)
+	switch {
+	case forward:
+		return false, nil
+	case err != nil:
 		s.srv.deps.Metrics.Error("parse")
 		return true, s.sendError(mysql.NewError(mysql.ER_PARSE_ERROR, err.Error()))
 	}
@@ -37,29 +34,32 @@ func (s *session) intercept(query []byte) (bool, error) {
 		s.srv.deps.Metrics.Statement("show_backends")
 		return true, s.showBackends(query, stmt.Kind)
 	}
-	if s.up != nil {
-		return false, nil
-	}
 	s.srv.deps.Metrics.Statement("local")
 	return true, s.answerLocal(stmt, query)
 }
 
 // forwardsUnchanged tells whether intercept would leave the query to the
-// upstream, without answering anything.
+// upstream (the event loops ask before relaying it themselves).
 func (s *session) forwardsUnchanged(query []byte) bool {
-	if s.up == nil {
-		return false
-	}
-	stmt, err := s.srv.classifier.Classify(string(query))
+	_, forward, _ := s.route(query)
+	return forward
+}
+
+// route classifies a query; forward is true when the upstream answers it
+// unchanged. A statement heapproxy cannot parse is forwarded only when it
+// is another of the FE's scripts (StarRocks runs any Wren script through
+// ADMIN EXECUTE) and there is an upstream.
+func (s *session) route(query []byte) (stmt *parser.Statement, forward bool, err error) {
+	stmt, err = s.srv.classifier.Classify(string(query))
 	if err != nil {
 		var pe *parser.Error
-		return errors.As(err, &pe) && pe.NotHeapProf
+		return nil, errors.As(err, &pe) && pe.NotHeapProf && s.up != nil, err
 	}
 	switch stmt.Kind {
 	case parser.AdminExecute, parser.ShowBackends, parser.ShowComputeNodes:
-		return false
+		return stmt, false, nil
 	}
-	return true
+	return stmt, s.up != nil, nil
 }
 
 // answerEmbedded answers a command other than COM_QUERY when there is no
