@@ -266,6 +266,42 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 }
 
+// A statement still running when the shutdown timeout ends gets an error,
+// on either relay, and Shutdown returns.
+func TestShutdownTimeoutEndsRunningStatements(t *testing.T) {
+	for _, loops := range []int{0, -1} {
+		srv, err := New(Config{Listen: "127.0.0.1:0", Upstream: env.addr, Timeouts: DefaultConfig().Timeouts, EventLoops: loops}, zap.NewNop(), testDeps(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Listen(); err != nil {
+			t.Fatal(err)
+		}
+		go srv.Serve()
+		db := openDB(t, srv.Addr().String(), "app", "secret", "")
+		result := make(chan error, 1)
+		go func() {
+			var v int
+			result <- db.QueryRow("SELECT SLEEP(30)").Scan(&v)
+		}()
+		time.Sleep(300 * time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err = srv.Shutdown(ctx)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "closed sessions still running") {
+			t.Errorf("event_loops %d: Shutdown: %v, want the sessions it closed named", loops, err)
+		}
+		select {
+		case err := <-result:
+			if err == nil {
+				t.Errorf("event_loops %d: the statement cut by the shutdown reported success", loops)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("event_loops %d: the client still waits after the shutdown", loops)
+		}
+	}
+}
+
 // auth: local in front of an upstream: heapproxy checks its own user list,
 // then logs in to MariaDB with each user's upstream account, answering the
 // upstream's plugin (native password, ed25519 after an auth switch).
