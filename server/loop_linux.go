@@ -540,5 +540,3 @@ func (l *eventLoop) leave(ls *loopSession) {
 // epollET is EPOLLET as the uint32 epoll_event wants (package syscall
 // declares it negative).
 const epollET = 1 << 31
-
-func packetLen(h []byte) int { return int(h[0]) | int(h[1])<<8 | int(h[2])<<16 }

@@ -121,3 +121,6 @@ func (p *responseParser) packet(head []byte) (done, infile bool) {
 	}
 	return false, false
 }
+
+// packetLen reads the payload length from a packet header.
+func packetLen(h []byte) int { return int(h[0]) | int(h[1])<<8 | int(h[2])<<16 }

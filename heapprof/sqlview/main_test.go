@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -142,9 +141,7 @@ func startMariaDB() (*refDB, error) {
 		"--user=root", "--pid-file="+filepath.Join(dir, "pid"), "--innodb-buffer-pool-size=32M",
 		"--character-set-server=utf8mb4", "--collation-server=utf8mb4_bin", "--default-time-zone=+00:00")
 	r.proc.Stdout, r.proc.Stderr = logf, logf
-	// A test binary killed by its timeout runs no cleanup: take mariadbd
-	// down with it instead of leaving it running.
-	r.proc.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	dieWithTest(r.proc)
 	if err := r.proc.Start(); err != nil {
 		return r, err
 	}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // debugSection is one DWARF section of a mapped image: used in place when
@@ -89,7 +91,7 @@ func anonymousMap(n int) ([]byte, error) {
 	if n == 0 {
 		return []byte{}, nil
 	}
-	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS)
+	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
 	if err != nil {
 		return nil, fmt.Errorf("map %d bytes: %w", n, err)
 	}
@@ -160,5 +162,5 @@ func (s *debugSection) release(start, end int) {
 	if hi <= lo {
 		return
 	}
-	_ = syscall.Madvise(s.plain[lo-base:hi-base], syscall.MADV_DONTNEED)
+	_ = unix.Madvise(s.plain[lo-base:hi-base], unix.MADV_DONTNEED)
 }
