@@ -38,7 +38,7 @@ type eventLoops struct {
 
 type eventLoop struct {
 	epfd, wakefd int
-	closeLog     func(error)
+	logErr       func(error)
 
 	mu      sync.Mutex
 	inbox   []*loopSession
@@ -90,7 +90,7 @@ func newEventLoop(logErr func(error)) (*eventLoop, error) {
 		syscall.Close(wakefd)
 		return nil, fmt.Errorf("epoll_ctl eventfd: %w", err)
 	}
-	return &eventLoop{epfd: epfd, wakefd: wakefd, closeLog: logErr,
+	return &eventLoop{epfd: epfd, wakefd: wakefd, logErr: logErr,
 		sides: map[int32]*loopSide{}, buf: make([]byte, 64<<10)}, nil
 }
 
@@ -255,7 +255,7 @@ func (l *eventLoop) run() {
 			if err == syscall.EINTR {
 				continue
 			}
-			l.closeLog(fmt.Errorf("event loop: epoll_wait: %w", err))
+			l.logErr(fmt.Errorf("event loop: epoll_wait: %w", err))
 			return
 		}
 		for _, ev := range events[:n] {
