@@ -72,6 +72,17 @@ func (s *session) loopable() bool {
 	return isRawConn(s.client.conn) && isRawConn(s.up.conn)
 }
 
+// handback is what a session's goroutine gets when the loop is done with it.
+type handback struct {
+	client   []byte // client bytes read but not relayed, from a command's start
+	up       []byte // upstream bytes read but not relayed (unsolicited)
+	infile   bool   // a LOCAL INFILE request was relayed: the goroutine relays the file
+	midReply bool   // the handback happened inside a response
+	seq      uint8  // sequence number after the last relayed packet (midReply)
+	err      error
+	upErr    bool // err is the upstream's
+}
+
 // resume takes a session back from an event loop: over is true when the
 // session ends (with err to log, if any).
 func (s *session) resume(hb handback) (over bool, err error) {

@@ -38,13 +38,6 @@ func (s *session) intercept(query []byte) (bool, error) {
 	return true, s.answerLocal(stmt, query)
 }
 
-// forwardsUnchanged tells whether intercept would leave the query to the
-// upstream (the event loops ask before relaying it themselves).
-func (s *session) forwardsUnchanged(query []byte) bool {
-	_, forward, _ := s.route(query)
-	return forward
-}
-
 // route classifies a query; forward is true when the upstream answers it
 // unchanged. A statement heapproxy cannot parse is forwarded only when it
 // is another of the FE's scripts (StarRocks runs any Wren script through

@@ -135,19 +135,9 @@ type loopSide struct {
 	fd       int
 	readable bool   // an edge said so and no read has hit EAGAIN since
 	pending  []byte // bytes for this socket that a write could not take yet
-	isClient bool
 }
 
-// handback is what a session's goroutine gets when the loop is done with it.
-type handback struct {
-	client   []byte // client bytes read but not relayed, from a command's start
-	up       []byte // upstream bytes read but not relayed (unsolicited)
-	infile   bool   // a LOCAL INFILE request was relayed: the goroutine relays the file
-	midReply bool   // the handback happened inside a response
-	seq      uint8  // sequence number after the last relayed packet (midReply)
-	err      error
-	upErr    bool // err is the upstream's
-}
+func (side *loopSide) isClient() bool { return side == &side.ls.client }
 
 // relay hands the session to a loop and waits until the loop hands it back.
 // ok is false when the session cannot go to a loop (the caller serves the
@@ -166,7 +156,7 @@ func (ls *eventLoops) relay(s *session) (hb handback, ok bool) {
 		return hb, false
 	}
 	lsess := &loopSession{s: s, done: make(chan handback, 1), cmd: s.client.takeBuffered()}
-	lsess.client = loopSide{ls: lsess, fd: cfd, isClient: true}
+	lsess.client = loopSide{ls: lsess, fd: cfd}
 	lsess.up = loopSide{ls: lsess, fd: ufd}
 	// The loop owns the sockets now. Closing the goroutine's descriptors
 	// takes them out of Go's netpoller, which would otherwise wake a
@@ -276,7 +266,7 @@ func (l *eventLoop) run() {
 			}
 			if ev.Events&(syscall.EPOLLOUT|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 && len(side.pending) > 0 {
 				if err := l.flush(side); err != nil {
-					l.fail(side.ls, err, !side.isClient)
+					l.fail(side.ls, err, !side.isClient())
 					continue
 				}
 			}
@@ -315,7 +305,7 @@ func (l *eventLoop) takeInbox() (stop bool) {
 	if closing || stopped {
 		for _, side := range l.sides {
 			switch ls := side.ls; {
-			case !side.isClient || ls.back:
+			case !side.isClient() || ls.back:
 			case !ls.busy:
 				l.handBack(ls)
 			case stopped:
@@ -394,7 +384,11 @@ func (ls *loopSession) forwards(payload []byte, whole bool) bool {
 	case mysql.COM_STMT_EXECUTE:
 		return true
 	case mysql.COM_QUERY:
-		return !whole || ls.s.forwardsUnchanged(payload[1:])
+		if !whole {
+			return true
+		}
+		_, forward, _ := ls.s.route(payload[1:])
+		return forward
 	}
 	return false
 }
@@ -405,10 +399,12 @@ func (l *eventLoop) forward(ls *loopSession, n int) error {
 	ls.s.srv.deps.Metrics.Statement("forwarded")
 	ls.busy = true
 	ls.resp = responseParser{seq: 1, status: ls.s.status}
-	err := l.write(&ls.up, ls.cmd[:n])
-	ls.cmd = ls.cmd[n:]
-	if len(ls.cmd) == 0 {
-		ls.cmd = nil // pipelined bytes are rare: do not keep the buffer
+	err := l.write(&ls.up, ls.cmd[:n]) // write copies what it cannot send
+	// The buffer serves the next command (pipelined bytes move to its
+	// front); one grown by a large command is not kept.
+	ls.cmd = ls.cmd[:copy(ls.cmd, ls.cmd[n:])]
+	if len(ls.cmd) == 0 && cap(ls.cmd) > 4<<10 {
+		ls.cmd = nil
 	}
 	return err
 }

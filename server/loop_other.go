@@ -6,15 +6,6 @@ package server
 // goroutine.
 type eventLoops struct{}
 
-type handback struct {
-	client, up []byte
-	infile     bool
-	midReply   bool
-	seq        uint8
-	err        error
-	upErr      bool
-}
-
 func newEventLoops(int, func(error)) (*eventLoops, error) { return nil, nil }
 
 func (ls *eventLoops) relay(*session) (handback, bool) { return handback{}, false }
