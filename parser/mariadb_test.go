@@ -1,84 +1,28 @@
 package parser
 
 import (
-	"context"
 	"database/sql"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/go-sql-driver/mysql"
+	"github.com/heapproxy/heapproxy/internal/mariadbtest"
 )
 
-// startMariaDB starts a throwaway MariaDB on a unix socket in a temp dir and
-// returns a connection to it as root. It is stopped when the test ends.
+// startMariaDB starts a throwaway MariaDB and returns a connection to it
+// as root. It is stopped when the test ends.
 func startMariaDB(t *testing.T) *sql.DB {
 	t.Helper()
-	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
-	sock := filepath.Join(dir, "sock")
-	var asRoot []string
-	if os.Geteuid() == 0 {
-		asRoot = []string{"--user=root"}
-	}
-	install := exec.Command("mariadb-install-db", append([]string{"--no-defaults", "--datadir=" + data,
-		"--auth-root-authentication-method=normal", "--skip-test-db"}, asRoot...)...)
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
-	}
-	logf, err := os.Create(filepath.Join(dir, "mariadbd.log"))
+	srv, err := mariadbtest.Start(mariadbtest.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer logf.Close()
-	srv := exec.Command("mariadbd", append([]string{"--no-defaults", "--datadir=" + data, "--socket=" + sock,
-		"--skip-networking", "--pid-file=" + filepath.Join(dir, "pid"), "--innodb-buffer-pool-size=16M"}, asRoot...)...)
-	srv.Stdout, srv.Stderr = logf, logf
-	if err := srv.Start(); err != nil {
-		t.Fatalf("start mariadbd: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { srv.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		srv.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			srv.Process.Kill()
-			<-exited
-		}
-	})
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Net, cfg.Addr = "root", "unix", sock
-	connector, err := mysql.NewConnector(cfg)
+	t.Cleanup(srv.Stop)
+	db, err := sql.Open("mysql", srv.DSN("root", "", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := sql.OpenDB(connector)
 	t.Cleanup(func() { db.Close() })
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		err := db.PingContext(ctx)
-		cancel()
-		if err == nil {
-			return db
-		}
-		select {
-		case <-exited:
-			log, _ := os.ReadFile(logf.Name())
-			t.Fatalf("mariadbd exited: %s", log)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mariadbd does not answer: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	return db
 }
 
 // TestColumnsMatchMariaDB checks Field.Column against the column names the

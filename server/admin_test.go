@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/heapproxy/heapproxy/backends"
+	"github.com/heapproxy/heapproxy/internal/mariadbtest"
 )
 
 // testNodes are the real node programs from testdata/, built once.
@@ -265,7 +266,7 @@ func TestHeapProfSelf(t *testing.T) {
 // its row without failing the others.
 func TestHeapProfFanOut(t *testing.T) {
 	host, port := startJenode(t)
-	dead, _ := freePort()
+	dead, _ := mariadbtest.FreePort()
 	srv := startProxyDeps(t, Config{}, testDeps(t,
 		backends.Node{ID: 10002, Kind: backends.GreptimeDB, Host: host, HTTPPort: port},
 		backends.Node{ID: 10001, Kind: backends.TiKV, Host: host, HTTPPort: port},
@@ -326,7 +327,7 @@ func TestHeapProfErrors(t *testing.T) {
 	gl, _ := net.Listen("tcp", "127.0.0.1:0")
 	go garbage.Serve(gl)
 	defer garbage.Close()
-	dead, _ := freePort()
+	dead, _ := mariadbtest.FreePort()
 	port := func(l net.Listener) int { return l.Addr().(*net.TCPAddr).Port }
 	reg := backends.NewRegistry(backends.Options{Timeout: 1 * time.Second})
 	reg.Add(backends.SelfNode(1),

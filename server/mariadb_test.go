@@ -26,17 +26,18 @@ import (
 
 	"github.com/heapproxy/heapproxy/backends"
 	"github.com/heapproxy/heapproxy/heapprof/snapshot"
+	"github.com/heapproxy/heapproxy/internal/mariadbtest"
 )
 
 // testEnv is the real MariaDB the server tests run against, started once
-// per package run on a temporary datadir and a free port.
+// per package run, with a throwaway TLS certificate.
 type testEnv struct {
-	dir      string
+	db       *mariadbtest.Server
 	addr     string // 127.0.0.1:port
 	socket   string
+	certDir  string
 	certFile string
 	keyFile  string
-	proc     *exec.Cmd
 }
 
 // Set once by TestMain, read-only afterwards.
@@ -67,60 +68,24 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func startMariaDB() (*testEnv, error) {
-	dir, err := os.MkdirTemp("", "heapproxy-mariadb-")
+	dir, err := os.MkdirTemp("", "heapproxy-tls-")
 	if err != nil {
 		return nil, err
 	}
-	e := &testEnv{dir: dir, socket: filepath.Join(dir, "mysqld.sock")}
-	e.certFile, e.keyFile, err = writeSelfSignedCert(dir, "127.0.0.1")
-	if err != nil {
+	e := &testEnv{certDir: dir}
+	if e.certFile, e.keyFile, err = writeSelfSignedCert(dir, "127.0.0.1"); err != nil {
+		e.stop()
 		return nil, err
 	}
-	data := filepath.Join(dir, "data")
-	out, err := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+data,
-		"--auth-root-authentication-method=normal", "--skip-test-db", "--user=root").CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("mariadb-install-db: %v\n%s", err, out)
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	e.addr = fmt.Sprintf("127.0.0.1:%d", port)
-	logf, err := os.Create(filepath.Join(dir, "mariadbd.log"))
-	if err != nil {
-		return nil, err
-	}
-	e.proc = exec.Command("mariadbd", "--no-defaults", "--datadir="+data, "--socket="+e.socket,
-		fmt.Sprintf("--port=%d", port), "--bind-address=127.0.0.1", "--user=root",
+	e.db, err = mariadbtest.Start(mariadbtest.Options{TCP: true, Args: []string{
 		"--max-allowed-packet=256M", "--local-infile=1", "--innodb-buffer-pool-size=256M",
-		"--ssl-cert="+e.certFile, "--ssl-key="+e.keyFile, "--pid-file="+filepath.Join(dir, "pid"))
-	e.proc.Stdout, e.proc.Stderr = logf, logf
-	if err := e.proc.Start(); err != nil {
+		"--ssl-cert=" + e.certFile, "--ssl-key=" + e.keyFile}})
+	if err != nil {
+		e.stop()
 		return nil, err
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if err := exec.Command("mariadb", "--no-defaults", "-uroot", "-S", e.socket, "-e", "SELECT 1").Run(); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			e.stop()
-			log, _ := os.ReadFile(filepath.Join(dir, "mariadbd.log"))
-			return nil, fmt.Errorf("mariadbd did not start in 60 s:\n%s", log)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	e.addr, e.socket = e.db.Addr, e.db.Socket
 	setup := `
 INSTALL SONAME 'auth_ed25519';
 CREATE USER app@'%' IDENTIFIED BY 'secret';
@@ -140,17 +105,10 @@ CREATE DATABASE t;`
 }
 
 func (e *testEnv) stop() {
-	if e.proc != nil && e.proc.Process != nil {
-		e.proc.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { e.proc.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			e.proc.Process.Kill()
-		}
+	if e.db != nil {
+		e.db.Stop()
 	}
-	os.RemoveAll(e.dir)
+	os.RemoveAll(e.certDir)
 }
 
 // writeSelfSignedCert writes a throwaway certificate for host.

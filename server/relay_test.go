@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/heapproxy/heapproxy/internal/mariadbtest"
 )
 
 // The real mariadb CLI prints exactly the same through the proxy as direct.
@@ -190,18 +192,14 @@ func TestMultiStatementsMultiResults(t *testing.T) {
 		var sets [][]string
 		for {
 			cols, _ := rows.Columns()
+			vals, err := mariadbtest.Scan(rows)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var set []string
-			for rows.Next() {
-				vals := make([]sql.NullString, len(cols))
-				ptrs := make([]any, len(cols))
-				for i := range vals {
-					ptrs[i] = &vals[i]
-				}
-				if err := rows.Scan(ptrs...); err != nil {
-					t.Fatal(err)
-				}
+			for _, row := range vals {
 				var cells []string
-				for _, v := range vals {
+				for _, v := range row {
 					cells = append(cells, fmt.Sprintf("%s %v", v.String, v.Valid))
 				}
 				set = append(set, strings.Join(cols, ",")+"="+strings.Join(cells, ","))
@@ -379,7 +377,7 @@ func TestUpstreamDiesMidSession(t *testing.T) {
 }
 
 func TestUpstreamDown(t *testing.T) {
-	port, _ := freePort() // nothing listens there
+	port, _ := mariadbtest.FreePort() // nothing listens there
 	srv := startProxy(t, Config{Upstream: fmt.Sprintf("127.0.0.1:%d", port)})
 	h, p := hostPort(srv)
 	out, err := cli(t, h, p, "app", "secret", "-e", "SELECT 1")

@@ -99,6 +99,10 @@ bench() {
   # Perl), sampled every millisecond in runs of their own.
   "$tmp/treerss" -o "$tmp/$name.jeprof.tree" jeprof --dot "$bin" "$prof" >/dev/null 2>&1
   "$tmp/treerss" -o "$tmp/$name.heapproxy.tree" "$tmp/heapproxy" dot "$bin" "$prof" >/dev/null
+  # What heapproxy holds before it reads anything: its package
+  # initialization (the SQL engine of the snapshot views, TiDB's parser)
+  # and the pages of its own binary that touches.
+  /usr/bin/time -f '%M' -o "$tmp/startup.rss" "$tmp/heapproxy" dot -h >/dev/null 2>&1 || true
   for _ in $(seq "$runs"); do
     "$tmp/symbench" -jeprof=false -dot -warmruns 3 "$bin" "$prof" | awk '$1 == "RESULT" && $2 == "warm"' >>"$tmp/$name.warm.txt"
   done
@@ -119,6 +123,7 @@ bench() {
   je_anon=$(tree jeprof tree_anon_kb)
   hp_tree=$(tree heapproxy tree_rss_kb)
   hp_anon=$(tree heapproxy tree_anon_kb)
+  startup_rss=$(tail -1 "$tmp/startup.rss")
   warm_total=$(field total_ms)
   warm_sym=$(field symbolize_ms)
 
@@ -142,6 +147,10 @@ bench() {
   awk -v r="$je_tree" -v a="$je_anon" 'BEGIN { printf "| jeprof --dot | %.0f MB | %.0f MB |\n", r / 1024, a / 1024 }'
   awk -v r="$hp_tree" -v a="$hp_anon" -v jr="$je_tree" -v ja="$je_anon" \
     'BEGIN { printf "| heapproxy dot | %.0f MB (%.2f of jeprof) | %.0f MB (%.2f of jeprof) |\n", r / 1024, r / jr, a / 1024, a / ja }'
+  awk -v r="$pl_rss" -v jr="$je_tree" \
+    'BEGIN { printf "| the same pipeline without heapproxy init (symbench, one process) | %.0f MB (%.2f of jeprof) | |\n", r / 1024, r / jr }'
+  awk -v r="$startup_rss" -v jr="$je_tree" \
+    'BEGIN { printf "| heapproxy start-up alone (heapproxy dot -h: package init, no input) | %.0f MB (%.2f of jeprof) | |\n", r / 1024, r / jr }'
   echo
 
   canon "$tmp/jeprof.dot" >"$tmp/jeprof.canon"

@@ -5,24 +5,21 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/heapproxy/heapproxy/internal/mariadbtest"
 )
 
-// A real MariaDB server, started once per test binary on a temporary data
-// directory and a free port, stopped by TestMain.
+// A real MariaDB server, started by the first test that needs it and
+// stopped by TestMain.
 var (
 	mariaOnce sync.Once
-	mariaCmd  *exec.Cmd
+	maria     *mariadbtest.Server
 	mariaAddr string
 	mariaErr  error
 	dbSeq     int
@@ -30,66 +27,16 @@ var (
 )
 
 func startMariaDB() {
-	root := filepath.Join(cacheDir, "mariadb")
-	data := filepath.Join(root, "data")
-	if err := os.MkdirAll(root, 0o750); err != nil {
-		mariaErr = err
-		return
-	}
-	if _, err := runErr(nil, "mariadb-install-db", "--no-defaults", "--datadir="+data,
-		"--auth-root-authentication-method=normal", "--skip-test-db", "--user=root"); err != nil {
-		mariaErr = err
-		return
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		mariaErr = err
-		return
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	mariaAddr = fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command("mariadbd", "--no-defaults", "--datadir="+data, "--socket="+filepath.Join(root, "sock"),
-		fmt.Sprintf("--port=%d", port), "--bind-address=127.0.0.1", "--user=root",
-		"--log-error="+filepath.Join(root, "error.log"), "--innodb-buffer-pool-size=64M",
-		"--max-allowed-packet=64M")
-	if err := cmd.Start(); err != nil {
-		mariaErr = err
-		return
-	}
-	mariaCmd = cmd
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		db, err := sql.Open("mysql", "root@tcp("+mariaAddr+")/?timeout=2s")
-		if err == nil {
-			err = db.Ping()
-			db.Close()
-		}
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(root, "error.log"))
-			mariaErr = fmt.Errorf("mariadbd did not answer on %s: %v\n%s", mariaAddr, err, log)
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
+	maria, mariaErr = mariadbtest.Start(mariadbtest.Options{TCP: true,
+		Args: []string{"--innodb-buffer-pool-size=64M", "--max-allowed-packet=64M"}})
+	if mariaErr == nil {
+		mariaAddr = maria.Addr
 	}
 }
 
-// stopMariaDB shuts the server down (SIGTERM is mariadbd's clean shutdown).
 func stopMariaDB() {
-	if mariaCmd == nil {
-		return
-	}
-	_ = mariaCmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = mariaCmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = mariaCmd.Process.Kill()
-		<-done
+	if maria != nil {
+		maria.Stop()
 	}
 }
 

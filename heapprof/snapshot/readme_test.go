@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heapproxy/heapproxy/internal/mariadbtest"
 )
 
 // readmeQueries returns the SQL blocks of README.md in order.
@@ -81,25 +83,15 @@ func TestMySQLREADMEQueries(t *testing.T) {
 			t.Fatalf("%v\n%s", err, q)
 		}
 		defer rows.Close()
-		cols, _ := rows.Columns()
-		var out [][]string
-		for rows.Next() {
-			vals := make([]sql.NullString, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			row := make([]string, len(cols))
-			for i, v := range vals {
-				row[i] = v.String
-			}
-			out = append(out, row)
-		}
-		if err := rows.Err(); err != nil {
+		vals, err := mariadbtest.Scan(rows)
+		if err != nil {
 			t.Fatal(err)
+		}
+		out := make([][]string, len(vals))
+		for i, row := range vals {
+			for _, v := range row {
+				out[i] = append(out[i], v.String)
+			}
 		}
 		return out
 	}

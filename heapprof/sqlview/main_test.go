@@ -10,14 +10,14 @@ import (
 	gosql "database/sql"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	_ "github.com/go-sql-driver/mysql"
+
+	"github.com/heapproxy/heapproxy/internal/mariadbtest"
 )
 
 // memSource is a Source over fixed slices, like the store adapter but
@@ -94,12 +94,11 @@ func fixture() *memSource {
 	return src
 }
 
-// refDB is the MariaDB the tests compare with: root loads it, then it is
-// set read_only and the tests query it as user bi.
+// refDB is the MariaDB the tests compare with: root loads it, then the
+// tests query it as user bi.
 type refDB struct {
-	dir    string
+	srv    *mariadbtest.Server
 	socket string
-	proc   *exec.Cmd
 	db     *gosql.DB
 }
 
@@ -121,46 +120,21 @@ func TestMain(m *testing.M) {
 }
 
 func startMariaDB() (*refDB, error) {
-	dir, err := os.MkdirTemp("", "sqlview-mariadb-")
+	srv, err := mariadbtest.Start(mariadbtest.Options{Args: []string{
+		"--character-set-server=utf8mb4", "--collation-server=utf8mb4_bin", "--default-time-zone=+00:00"}})
 	if err != nil {
 		return nil, err
 	}
-	r := &refDB{dir: dir, socket: filepath.Join(dir, "sock")}
-	data := filepath.Join(dir, "data")
-	if out, err := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+data, "--user=root",
-		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput(); err != nil {
-		return r, fmt.Errorf("mariadb-install-db: %v\n%s", err, out)
-	}
-	logf, err := os.Create(filepath.Join(dir, "mariadbd.log"))
-	if err != nil {
-		return r, err
-	}
-	defer logf.Close()
-	// No TCP: the socket in a private directory is all the test needs.
-	r.proc = exec.Command("mariadbd", "--no-defaults", "--datadir="+data, "--socket="+r.socket, "--skip-networking",
-		"--user=root", "--pid-file="+filepath.Join(dir, "pid"), "--innodb-buffer-pool-size=32M",
-		"--character-set-server=utf8mb4", "--collation-server=utf8mb4_bin", "--default-time-zone=+00:00")
-	r.proc.Stdout, r.proc.Stderr = logf, logf
-	dieWithTest(r.proc)
-	if err := r.proc.Start(); err != nil {
-		return r, err
-	}
-	root, err := gosql.Open("mysql", "root@unix("+r.socket+")/?multiStatements=true")
+	r := &refDB{srv: srv, socket: srv.Socket}
+	root, err := gosql.Open("mysql", srv.DSN("root", "", "")+"?multiStatements=true")
 	if err != nil {
 		return r, err
 	}
 	defer root.Close()
-	for deadline := time.Now().Add(60 * time.Second); root.Ping() != nil; time.Sleep(200 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "mariadbd.log"))
-			return r, fmt.Errorf("mariadbd did not answer in 60 s:\n%s", log)
-		}
-	}
 	if err := loadReference(root, fixture()); err != nil {
 		return r, err
 	}
-	r.db, err = gosql.Open("mysql", "bi:bi@unix("+r.socket+")/heapprof")
-	if err != nil {
+	if r.db, err = gosql.Open("mysql", srv.DSN("bi", "bi", "heapprof")); err != nil {
 		return r, err
 	}
 	// One connection, so session state (USE, SET) carries across statements
@@ -173,17 +147,7 @@ func (r *refDB) stop() {
 	if r.db != nil {
 		r.db.Close()
 	}
-	if r.proc != nil && r.proc.Process != nil {
-		r.proc.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { r.proc.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			r.proc.Process.Kill()
-		}
-	}
-	os.RemoveAll(r.dir)
+	r.srv.Stop()
 }
 
 // loadReference creates the heapprof tables in MariaDB from the engine's

@@ -146,11 +146,13 @@ func rusage(who int) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// parseHeap reads the profile with package heapprof, as heapproxy does.
+// parseHeap reads the profile with package heapprof, streamed as
+// heapproxy dot reads it (so the cold pass's peak memory is comparable).
 func parseHeap(path string) (*profile.Profile, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	return heapprof.Parse(data)
+	defer f.Close()
+	return heapprof.ParseReader(f)
 }

@@ -1,0 +1,179 @@
+// Package mariadbtest runs a throwaway MariaDB server for tests: Debian's
+// mariadbd on a fresh data directory in a temporary directory, reachable
+// on a unix socket there and, when asked, on a free loopback TCP port.
+// Every package whose tests compare with or forward to a real MariaDB
+// starts it here, so the server options and the shutdown live in one place.
+package mariadbtest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql" // the DSNs are its
+)
+
+// Options says how to run the server.
+type Options struct {
+	// TCP makes the server listen on 127.0.0.1 at a free port as well as
+	// on its socket.
+	TCP bool
+	// Args are more mariadbd options ("--max-allowed-packet=256M", TLS
+	// files, a collation, ...); later options win over the defaults.
+	Args []string
+}
+
+// Server is a running MariaDB. root has no password; the socket lives in
+// Dir, which Stop removes.
+type Server struct {
+	Dir    string
+	Socket string
+	Addr   string // 127.0.0.1:port, "" without Options.TCP
+
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// Start installs a data directory and starts mariadbd on it, and returns
+// once root can connect (at most a minute). The server is killed if the
+// test binary dies without calling Stop (a test timeout runs no cleanup).
+func Start(opt Options) (*Server, error) {
+	dir, err := os.MkdirTemp("", "heapproxy-mariadb-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Dir: dir, Socket: filepath.Join(dir, "sock"), exited: make(chan struct{})}
+	if err := s.start(opt); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) start(opt Options) error {
+	var asRoot []string
+	if os.Geteuid() == 0 {
+		asRoot = []string{"--user=root"}
+	}
+	data := filepath.Join(s.Dir, "data")
+	install := exec.Command("mariadb-install-db", append([]string{"--no-defaults", "--datadir=" + data,
+		"--auth-root-authentication-method=normal", "--skip-test-db"}, asRoot...)...)
+	if out, err := install.CombinedOutput(); err != nil {
+		return fmt.Errorf("mariadb-install-db: %v\n%s", err, out)
+	}
+	args := append([]string{"--no-defaults", "--datadir=" + data, "--socket=" + s.Socket,
+		"--pid-file=" + filepath.Join(s.Dir, "pid"), "--log-error=" + s.logFile(),
+		"--innodb-buffer-pool-size=32M"}, asRoot...)
+	if opt.TCP {
+		port, err := FreePort()
+		if err != nil {
+			return err
+		}
+		s.Addr = fmt.Sprintf("127.0.0.1:%d", port)
+		args = append(args, fmt.Sprintf("--port=%d", port), "--bind-address=127.0.0.1")
+	} else {
+		args = append(args, "--skip-networking")
+	}
+	s.cmd = exec.Command("mariadbd", append(args, opt.Args...)...)
+	dieWithParent(s.cmd)
+	if err := s.cmd.Start(); err != nil {
+		return fmt.Errorf("start mariadbd: %w", err)
+	}
+	go func() { s.cmd.Wait(); close(s.exited) }()
+
+	db, err := sql.Open("mysql", s.DSN("root", "", ""))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := db.PingContext(ctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("mariadbd exited:\n%s", s.Log())
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("mariadbd does not answer on %s: %v\n%s", s.Socket, err, s.Log())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// DSN is a go-sql-driver/mysql data source name for the server's socket;
+// append "?param=value" for driver parameters.
+func (s *Server) DSN(user, password, database string) string {
+	return fmt.Sprintf("%s:%s@unix(%s)/%s", user, password, s.Socket, database)
+}
+
+// Stop shuts the server down cleanly (SIGTERM), kills it after 30 s, and
+// removes its directory.
+func (s *Server) Stop() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.exited:
+		case <-time.After(30 * time.Second):
+			s.cmd.Process.Kill()
+			<-s.exited
+		}
+	}
+	os.RemoveAll(s.Dir)
+}
+
+// Log is the server's error log so far.
+func (s *Server) Log() string {
+	b, err := os.ReadFile(s.logFile())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err.Error()
+	}
+	return string(b)
+}
+
+func (s *Server) logFile() string { return filepath.Join(s.Dir, "error.log") }
+
+// FreePort returns a loopback port nothing listens on (yet).
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Scan reads the rest of rows' current result set with every value as
+// text (NULL is !Valid), for tests that compare answers as a client
+// prints them.
+func Scan(rows *sql.Rows) ([][]sql.NullString, error) {
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out [][]sql.NullString
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return out, err
+		}
+		out = append(out, vals)
+	}
+	return out, rows.Err()
+}
