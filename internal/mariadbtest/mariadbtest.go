@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -83,10 +84,25 @@ func (s *Server) start(opt Options) error {
 	}
 	s.cmd = exec.Command("mariadbd", append(args, opt.Args...)...)
 	dieWithParent(s.cmd)
-	if err := s.cmd.Start(); err != nil {
+	// The kernel sends the parent-death signal when the thread that
+	// started the child ends, not the process, and Go ends threads (one an
+	// event loop locked and left, for instance). So mariadbd is started
+	// from a locked thread that waits for it.
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := s.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		s.cmd.Wait()
+		close(s.exited)
+	}()
+	if err := <-started; err != nil {
+		s.cmd = nil
 		return fmt.Errorf("start mariadbd: %w", err)
 	}
-	go func() { s.cmd.Wait(); close(s.exited) }()
 
 	db, err := sql.Open("mysql", s.DSN("root", "", ""))
 	if err != nil {
