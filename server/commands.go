@@ -141,13 +141,14 @@ func (s *session) dispatch(cmd command) error {
 			return err
 		}
 	}
-	s.srv.deps.Metrics.Statement("forwarded")
 	if s.up == nil {
 		if cmd.more {
 			s.discardContinuation()
 		}
+		s.srv.deps.Metrics.Statement("local")
 		return s.answerEmbedded(cmd)
 	}
+	s.srv.deps.Metrics.Statement("forwarded")
 	switch code {
 	case mysql.COM_BINLOG_DUMP, mysql.COM_BINLOG_DUMP_GTID, mysql.COM_REGISTER_SLAVE,
 		mysql.COM_CONNECT_OUT, mysql.COM_TABLE_DUMP, mysql.COM_DAEMON, mysql.COM_CLONE:

@@ -58,10 +58,16 @@ func (s *session) route(query []byte) (stmt *parser.Statement, forward bool, err
 // answerEmbedded answers a command other than COM_QUERY when there is no
 // upstream.
 func (s *session) answerEmbedded(cmd command) error {
+	if s.srv.deps.SQL != nil {
+		if handled, err := s.answerStmt(cmd); handled {
+			return err
+		}
+	}
 	switch cmd.code() {
 	case mysql.COM_PING, mysql.COM_RESET_CONNECTION:
 		if cmd.code() == mysql.COM_RESET_CONNECTION {
 			s.vars = nil
+			s.closeLocalStmts()
 		}
 		return s.sendOK()
 	case mysql.COM_STMT_CLOSE, mysql.COM_STMT_SEND_LONG_DATA:

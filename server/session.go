@@ -35,6 +35,11 @@ type session struct {
 	vars   map[string]value // SET values on the embedded default
 	sql    *sqlview.Session // state in the heapprof SQL engine, made on first use
 
+	// Prepared statements on the embedded default (prepared.go).
+	stmts    map[uint32]*localStmt
+	nextStmt uint32
+	lastStmt uint32
+
 	mu   sync.Mutex
 	idle bool // waiting for the client's next command
 	done bool
@@ -75,6 +80,7 @@ func (s *session) run() {
 	s.srv.deps.Metrics.ConnOpened()
 	defer s.srv.deps.Metrics.ConnClosed()
 	err = s.serve()
+	s.closeLocalStmts()
 	fields := []zap.Field{zap.Duration("duration", time.Since(start))}
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 		fields = append(fields, zap.Error(err))

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -37,19 +38,22 @@ func (s *session) querySQL(query []byte) error {
 	if err != nil {
 		return s.sendError(sqlError(err))
 	}
+	return s.writeSQLResult(res, false)
+}
+
+// writeSQLResult streams an engine result to the client as an OK packet or
+// a result set, in the text protocol or (for prepared statements) the
+// binary one, and closes it.
+func (s *session) writeSQLResult(res *sqlview.Result, binaryRows bool) error {
 	defer res.Close()
-	s.db = sess.Database()
+	s.db = s.sql.Database()
 	if res.Columns == nil {
 		if err := s.client.writePacket(okPacket(res.AffectedRows, res.InsertID, s.status, 0)); err != nil {
 			return err
 		}
 		return s.client.flush()
 	}
-	cols := make([]column, len(res.Columns))
-	for i, c := range res.Columns {
-		cols[i] = column{name: c.Name, table: c.Table, schema: c.Database, typ: c.Type, flags: c.Flags,
-			charset: c.Charset, length: c.Length, decimals: c.Decimals}
-	}
+	cols := engineColumns(res.Columns)
 	w, err := s.startResult(cols...)
 	if err != nil {
 		return err
@@ -63,10 +67,28 @@ func (s *session) querySQL(query []byte) error {
 			// An ERR packet may end a result set midway.
 			return s.sendError(sqlError(err))
 		}
-		if err := w.writeRaw(row); err != nil {
+		if binaryRows {
+			if w.row, err = appendBinaryRow(w.row[:0], cols, row); err != nil {
+				return s.sendError(mysql.NewError(mysql.ER_UNKNOWN_ERROR, fmt.Sprintf("binary result row: %v", err)))
+			}
+			err = s.client.writePacket(w.row)
+		} else {
+			err = w.writeRaw(row)
+		}
+		if err != nil {
 			return err
 		}
 	}
+}
+
+// engineColumns are the column definitions of an engine result.
+func engineColumns(in []sqlview.Column) []column {
+	cols := make([]column, len(in))
+	for i, c := range in {
+		cols[i] = column{name: c.Name, table: c.Table, schema: c.Database, typ: c.Type, flags: c.Flags,
+			charset: c.Charset, length: c.Length, decimals: c.Decimals}
+	}
+	return cols
 }
 
 // sqlError carries the engine's MySQL code and SQLSTATE to the client.

@@ -48,6 +48,9 @@ func (e *Engine) Close() error { return e.gms.Close() }
 // variables. Create it with NewSession when the connection is accepted.
 type Session struct {
 	base *sql.BaseSession
+	// prepared counts the open prepared statements per query text: the
+	// engine caches one parsed statement per text and session.
+	prepared map[string]int
 }
 
 // NewSession starts a session for user connected from addr (host:port);
@@ -212,13 +215,31 @@ func (e *Engine) Query(ctx context.Context, s *Session, query string) (*Result, 
 	if s == nil {
 		return nil, errors.New("sqlview: nil Session")
 	}
-	ctx = context.WithValue(ctx, snapshotListKey{}, &snapshotList{})
-	sctx := sql.NewContext(ctx, sql.WithSession(s.base), sql.WithQuery(query))
-	stmt, _, _, err := e.gms.Parser.Parse(sctx, query, false)
+	sctx := newContext(ctx, s, query)
+	stmt, err := e.parse(sctx, query)
+	if errors.Is(err, ast.ErrEmpty) {
+		return &Result{}, nil // a comment alone: MariaDB answers OK
+	}
 	if err != nil {
-		if errors.Is(err, ast.ErrEmpty) {
-			return &Result{}, nil // a comment alone: MariaDB answers OK
-		}
+		return nil, err
+	}
+	return e.run(sctx, query, stmt, nil)
+}
+
+// newContext is the go-mysql-server context of one statement of s.
+func newContext(ctx context.Context, s *Session, query string) *sql.Context {
+	ctx = context.WithValue(ctx, snapshotListKey{}, &snapshotList{})
+	return sql.NewContext(ctx, sql.WithSession(s.base), sql.WithQuery(query))
+}
+
+// parse parses one statement and refuses writes. An empty statement (a
+// comment alone) is ast.ErrEmpty, unwrapped.
+func (e *Engine) parse(sctx *sql.Context, query string) (ast.Statement, error) {
+	stmt, _, _, err := e.gms.Parser.Parse(sctx, query, false)
+	if errors.Is(err, ast.ErrEmpty) {
+		return nil, ast.ErrEmpty
+	}
+	if err != nil {
 		return nil, toError(sql.ErrSyntaxError.New(err.Error()))
 	}
 	// Writes are refused before planning: go-mysql-server reports some of
@@ -226,7 +247,13 @@ func (e *Engine) Query(ctx context.Context, s *Session, query string) (*Result, 
 	if isWrite(stmt) {
 		return nil, toError(sql.ErrReadOnly.New())
 	}
-	schema, iter, _, err := e.gms.QueryWithBindings(sctx, query, stmt, nil, nil)
+	return stmt, nil
+}
+
+// run plans and starts a parsed statement, with the values of its ?
+// markers when it was prepared.
+func (e *Engine) run(sctx *sql.Context, query string, stmt ast.Statement, bindings map[string]ast.Expr) (*Result, error) {
+	schema, iter, _, err := e.gms.QueryWithBindings(sctx, query, stmt, bindings, nil)
 	if err != nil {
 		return nil, toError(err)
 	}

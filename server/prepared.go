@@ -1,0 +1,575 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/heapproxy/heapproxy/heapprof/sqlview"
+)
+
+// Prepared statements on the embedded default run in the heapprof SQL
+// engine (with an upstream they are the upstream's, relayed unchanged):
+// Go's database/sql with arguments, Rust's sqlx, Node's mysql2 execute()
+// and JDBC with useServerPrepStmts send their queries this way.
+
+// maxLocalStmts bounds the statements one session keeps prepared, as
+// max_prepared_stmt_count does on a server (per session here).
+const maxLocalStmts = 1024
+
+// maxLongData bounds what COM_STMT_SEND_LONG_DATA may accumulate for one
+// statement between executions (MySQL's bound is max_allowed_packet).
+const maxLongData = 16 << 20
+
+// lastPrepared is the statement id MariaDB clients send to execute the
+// statement they prepared last without waiting for its id (pipelining).
+const lastPrepared = math.MaxUint32
+
+// localStmt is one prepared statement of the session.
+type localStmt struct {
+	p *sqlview.Prepared
+	// types are the parameter types of the last execution that sent them
+	// (2 bytes each: type, 0x80 for unsigned); later ones may omit them.
+	types []byte
+	// longData holds values sent by COM_STMT_SEND_LONG_DATA since the last
+	// execution, by parameter; longDataSize is their total, and
+	// longDataLost says maxLongData was passed (the execution then fails).
+	longData     map[int][]byte
+	longDataSize int
+	longDataLost bool
+}
+
+// addLongData appends a COM_STMT_SEND_LONG_DATA piece to parameter param.
+func (st *localStmt) addLongData(param int, data []byte) {
+	if st.longDataSize += len(data); st.longDataSize > maxLongData {
+		st.longData, st.longDataLost = nil, true
+	}
+	if st.longDataLost {
+		return
+	}
+	if st.longData == nil {
+		st.longData = make(map[int][]byte)
+	}
+	st.longData[param] = append(st.longData[param], data...)
+}
+
+// resetLongData forgets the long data (after an execution, at COM_STMT_RESET).
+func (st *localStmt) resetLongData() {
+	st.longData, st.longDataSize, st.longDataLost = nil, 0, false
+}
+
+// answerStmt answers a COM_STMT_* command on the embedded default. It
+// reports false for commands that are not about prepared statements.
+func (s *session) answerStmt(cmd command) (bool, error) {
+	code := cmd.code()
+	switch code {
+	case mysql.COM_STMT_PREPARE, mysql.COM_STMT_EXECUTE, mysql.COM_STMT_CLOSE,
+		mysql.COM_STMT_SEND_LONG_DATA, mysql.COM_STMT_RESET, mysql.COM_STMT_FETCH:
+	default:
+		return false, nil
+	}
+	// CLOSE and SEND_LONG_DATA have no response, even for errors.
+	silent := code == mysql.COM_STMT_CLOSE || code == mysql.COM_STMT_SEND_LONG_DATA
+	if cmd.more {
+		if silent {
+			return true, nil
+		}
+		return true, s.sendError(mysql.NewError(mysql.ER_NET_PACKET_TOO_LARGE,
+			"a prepared statement command over 16 MB is not supported on the embedded default; send long values with COM_STMT_SEND_LONG_DATA"))
+	}
+	if code == mysql.COM_STMT_PREPARE {
+		return true, s.prepareLocal(cmd.data[1:])
+	}
+	body := cmd.data[1:]
+	if len(body) < 4 {
+		if silent {
+			return true, nil
+		}
+		return true, s.sendError(malformed("no statement id"))
+	}
+	id := binary.LittleEndian.Uint32(body)
+	if id == lastPrepared && code == mysql.COM_STMT_EXECUTE {
+		id = s.lastStmt
+	}
+	st := s.stmts[id]
+	if st == nil {
+		if silent {
+			return true, nil
+		}
+		return true, s.sendError(mysql.NewError(mysql.ER_UNKNOWN_STMT_HANDLER,
+			fmt.Sprintf("Unknown prepared statement handler (%d) given to %s", id, stmtCommandName(code))))
+	}
+	switch code {
+	case mysql.COM_STMT_EXECUTE:
+		return true, s.executeLocal(st, body[4:])
+	case mysql.COM_STMT_CLOSE:
+		delete(s.stmts, id)
+		s.srv.deps.SQL.ClosePrepared(s.sql, st.p)
+		return true, nil
+	case mysql.COM_STMT_SEND_LONG_DATA:
+		if len(body) >= 6 {
+			st.addLongData(int(binary.LittleEndian.Uint16(body[4:])), body[6:])
+		}
+		return true, nil
+	case mysql.COM_STMT_RESET:
+		st.resetLongData()
+		return true, s.sendOK()
+	}
+	return true, s.sendError(mysql.NewError(mysql.ER_STMT_HAS_NO_OPEN_CURSOR,
+		fmt.Sprintf("The statement (%d) has no open cursor: heapproxy's embedded default sends whole result sets", id)))
+}
+
+// closeLocalStmts drops every prepared statement of the session (at
+// COM_RESET_CONNECTION and when the session ends).
+func (s *session) closeLocalStmts() {
+	s.stmts, s.lastStmt = nil, 0
+	if s.sql != nil {
+		s.srv.deps.SQL.CloseSession(s.sql)
+	}
+}
+
+func stmtCommandName(code byte) string {
+	switch code {
+	case mysql.COM_STMT_EXECUTE:
+		return "mysqld_stmt_execute"
+	case mysql.COM_STMT_RESET:
+		return "mysqld_stmt_reset"
+	}
+	return "mysqld_stmt_fetch"
+}
+
+func malformed(what string) *mysql.MyError {
+	return mysql.NewError(mysql.ER_MALFORMED_PACKET, "Malformed communication packet: "+what)
+}
+
+// prepareLocal answers COM_STMT_PREPARE: the statement's id, its parameter
+// and column definitions.
+func (s *session) prepareLocal(query []byte) error {
+	sess, e := s.sqlSession()
+	if e != nil {
+		return s.sendError(e)
+	}
+	if len(s.stmts) >= maxLocalStmts {
+		return s.sendError(mysql.NewError(mysql.ER_MAX_PREPARED_STMT_COUNT_REACHED,
+			fmt.Sprintf("Can't create more than max_prepared_stmt_count statements (current value: %d); close the statements you no longer use", maxLocalStmts)))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.srv.cfg.Timeouts.Admin)
+	defer cancel()
+	p, err := s.srv.deps.SQL.Prepare(ctx, sess, string(query))
+	if err != nil {
+		return s.sendError(sqlError(err))
+	}
+	s.nextStmt++
+	if s.nextStmt == lastPrepared {
+		s.nextStmt = 1
+	}
+	id := s.nextStmt
+	if s.stmts == nil {
+		s.stmts = make(map[uint32]*localStmt)
+	}
+	s.stmts[id] = &localStmt{p: p}
+	s.lastStmt = id
+
+	ok := []byte{hdrOK}
+	ok = binary.LittleEndian.AppendUint32(ok, id)
+	ok = binary.LittleEndian.AppendUint16(ok, uint16(len(p.Columns)))
+	ok = binary.LittleEndian.AppendUint16(ok, uint16(p.Params))
+	ok = append(ok, 0, 0, 0) // filler, no warnings
+	if err := s.client.writePacket(ok); err != nil {
+		return err
+	}
+	if p.Params > 0 {
+		param := column{name: "?", typ: mysql.MYSQL_TYPE_VAR_STRING, charset: binaryCollation}.dump()
+		for range p.Params {
+			if err := s.client.writePacket(param); err != nil {
+				return err
+			}
+		}
+		if err := s.client.writePacket(eofPacket(s.status, 0)); err != nil {
+			return err
+		}
+	}
+	if len(p.Columns) > 0 {
+		for _, c := range engineColumns(p.Columns) {
+			if err := s.client.writePacket(c.dump()); err != nil {
+				return err
+			}
+		}
+		if err := s.client.writePacket(eofPacket(s.status, 0)); err != nil {
+			return err
+		}
+	}
+	return s.client.flush()
+}
+
+// executeLocal answers COM_STMT_EXECUTE (body after the statement id) with
+// a binary-protocol result set.
+func (s *session) executeLocal(st *localStmt, body []byte) error {
+	args, e := st.bind(body)
+	if st.longDataLost {
+		e = mysql.NewError(mysql.ER_NET_PACKET_TOO_LARGE,
+			fmt.Sprintf("long data (COM_STMT_SEND_LONG_DATA) over %d bytes for one execution; heapprof values are short", maxLongData))
+	}
+	st.resetLongData()
+	if e != nil {
+		return s.sendError(e)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.srv.cfg.Timeouts.Admin)
+	defer cancel()
+	res, err := s.srv.deps.SQL.Execute(ctx, s.sql, st.p, args)
+	if err != nil {
+		return s.sendError(sqlError(err))
+	}
+	return s.writeSQLResult(res, true)
+}
+
+// bind reads the parameter values of a COM_STMT_EXECUTE body: flags (1),
+// iteration count (4), NULL bitmap, new-types flag, types, values.
+func (st *localStmt) bind(body []byte) ([]any, *mysql.MyError) {
+	n := st.p.Params
+	if len(body) < 5 {
+		return nil, malformed("short COM_STMT_EXECUTE")
+	}
+	body = body[5:]
+	if n == 0 {
+		return nil, nil
+	}
+	nullBytes := (n + 7) / 8
+	if len(body) < nullBytes+1 {
+		return nil, malformed("no NULL bitmap")
+	}
+	nulls, body := body[:nullBytes], body[nullBytes:]
+	if body[0] == 1 {
+		if len(body) < 1+2*n {
+			return nil, malformed("short parameter types")
+		}
+		st.types = append(st.types[:0], body[1:1+2*n]...)
+		body = body[1+2*n:]
+	} else {
+		body = body[1:]
+	}
+	if len(st.types) != 2*n {
+		return nil, mysql.NewError(mysql.ER_WRONG_ARGUMENTS, "Incorrect arguments to mysqld_stmt_execute: no parameter types were sent")
+	}
+	args := make([]any, n)
+	for i := range n {
+		if nulls[i/8]&(1<<(i%8)) != 0 {
+			continue
+		}
+		if data, ok := st.longData[i]; ok {
+			args[i] = string(data)
+			continue
+		}
+		v, rest, err := decodeParam(st.types[2*i], st.types[2*i+1]&0x80 != 0, body)
+		if err != nil {
+			return nil, malformed(fmt.Sprintf("parameter %d: %v", i+1, err))
+		}
+		args[i], body = v, rest
+	}
+	return args, nil
+}
+
+var errShort = errors.New("value cut short")
+
+// decodeParam reads one binary-protocol value of type typ from b.
+func decodeParam(typ byte, unsigned bool, b []byte) (any, []byte, error) {
+	fixed := func(size int) (uint64, []byte, error) {
+		if len(b) < size {
+			return 0, nil, errShort
+		}
+		var v uint64
+		for i := size - 1; i >= 0; i-- {
+			v = v<<8 | uint64(b[i])
+		}
+		return v, b[size:], nil
+	}
+	integer := func(size int) (any, []byte, error) {
+		v, rest, err := fixed(size)
+		if err != nil || unsigned {
+			return v, rest, err
+		}
+		shift := 64 - 8*size // sign-extend
+		return int64(v<<shift) >> shift, rest, nil
+	}
+	if size := intSize(typ); size > 0 {
+		return integer(size)
+	}
+	switch typ {
+	case mysql.MYSQL_TYPE_NULL:
+		return nil, b, nil
+	case mysql.MYSQL_TYPE_FLOAT:
+		v, rest, err := fixed(4)
+		return float64(math.Float32frombits(uint32(v))), rest, err
+	case mysql.MYSQL_TYPE_DOUBLE:
+		v, rest, err := fixed(8)
+		return math.Float64frombits(v), rest, err
+	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP:
+		if len(b) < 1 || len(b) < 1+int(b[0]) {
+			return nil, nil, errShort
+		}
+		return datetimeParam(typ, b[1:1+b[0]]), b[1+b[0]:], nil
+	case mysql.MYSQL_TYPE_TIME:
+		if len(b) < 1 || len(b) < 1+int(b[0]) {
+			return nil, nil, errShort
+		}
+		return timeParam(b[1 : 1+b[0]]), b[1+b[0]:], nil
+	}
+	v, isNull, n, err := mysql.LengthEncodedString(b)
+	if err != nil {
+		return nil, nil, errShort
+	}
+	if isNull {
+		return nil, b[n:], nil
+	}
+	if typ == mysql.MYSQL_TYPE_DECIMAL || typ == mysql.MYSQL_TYPE_NEWDECIMAL {
+		return sqlview.Decimal(v), b[n:], nil
+	}
+	return string(v), b[n:], nil
+}
+
+// intSize is the width of an integer type in the binary protocol, 0 for
+// other types.
+func intSize(typ byte) int {
+	switch typ {
+	case mysql.MYSQL_TYPE_TINY:
+		return 1
+	case mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_YEAR:
+		return 2
+	case mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_INT24:
+		return 4
+	case mysql.MYSQL_TYPE_LONGLONG:
+		return 8
+	}
+	return 0
+}
+
+// datetimeParam prints a binary DATE/DATETIME/TIMESTAMP (0, 4, 7 or 11
+// bytes) as MySQL's text form.
+func datetimeParam(typ byte, b []byte) string {
+	var y, mo, d, h, mi, sec, us int
+	if len(b) >= 4 {
+		y, mo, d = int(binary.LittleEndian.Uint16(b)), int(b[2]), int(b[3])
+	}
+	if len(b) >= 7 {
+		h, mi, sec = int(b[4]), int(b[5]), int(b[6])
+	}
+	if len(b) >= 11 {
+		us = int(binary.LittleEndian.Uint32(b[7:]))
+	}
+	date := fmt.Sprintf("%04d-%02d-%02d", y, mo, d)
+	if typ == mysql.MYSQL_TYPE_DATE {
+		return date
+	}
+	if us != 0 {
+		return fmt.Sprintf("%s %02d:%02d:%02d.%06d", date, h, mi, sec, us)
+	}
+	return fmt.Sprintf("%s %02d:%02d:%02d", date, h, mi, sec)
+}
+
+// timeParam prints a binary TIME (0, 8 or 12 bytes) as [-]hhh:mm:ss[.ffffff].
+func timeParam(b []byte) string {
+	var neg bool
+	var days, h, mi, sec, us int
+	if len(b) >= 8 {
+		neg, days, h, mi, sec = b[0] == 1, int(binary.LittleEndian.Uint32(b[1:])), int(b[5]), int(b[6]), int(b[7])
+	}
+	if len(b) >= 12 {
+		us = int(binary.LittleEndian.Uint32(b[8:]))
+	}
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	t := fmt.Sprintf("%s%02d:%02d:%02d", sign, days*24+h, mi, sec)
+	if us != 0 {
+		t += fmt.Sprintf(".%06d", us)
+	}
+	return t
+}
+
+// appendBinaryRow encodes one row of the engine's text values in the binary
+// protocol: a 0x00 header, the NULL bitmap (offset 2), then the values.
+func appendBinaryRow(dst []byte, cols []column, cells [][]byte) ([]byte, error) {
+	dst = append(dst, 0)
+	bitmap := len(dst)
+	dst = append(dst, make([]byte, (len(cols)+7+2)/8)...)
+	for i, c := range cols {
+		if i >= len(cells) || cells[i] == nil {
+			dst[bitmap+(i+2)/8] |= 1 << ((i + 2) % 8)
+			continue
+		}
+		var err error
+		if dst, err = appendBinaryValue(dst, c, string(cells[i])); err != nil {
+			return nil, fmt.Errorf("column %s: %w", c.name, err)
+		}
+	}
+	return dst, nil
+}
+
+// appendBinaryValue encodes the text value v of column c in its binary form.
+func appendBinaryValue(dst []byte, c column, v string) ([]byte, error) {
+	integer := func(size int) ([]byte, error) {
+		var u uint64
+		if c.flags&mysql.UNSIGNED_FLAG != 0 {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return nil, err
+			}
+			u = n
+		} else {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return nil, err
+			}
+			u = uint64(n)
+		}
+		for i := range size {
+			dst = append(dst, byte(u>>(8*i)))
+		}
+		return dst, nil
+	}
+	if size := intSize(c.typ); size > 0 {
+		return integer(size)
+	}
+	switch c.typ {
+	case mysql.MYSQL_TYPE_FLOAT:
+		f, err := strconv.ParseFloat(v, 32)
+		return binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(f))), err
+	case mysql.MYSQL_TYPE_DOUBLE:
+		f, err := strconv.ParseFloat(v, 64)
+		return binary.LittleEndian.AppendUint64(dst, math.Float64bits(f)), err
+	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP:
+		return appendBinaryDatetime(dst, v)
+	case mysql.MYSQL_TYPE_TIME:
+		return appendBinaryTime(dst, v)
+	}
+	dst = mysql.AppendLengthEncodedInteger(dst, uint64(len(v)))
+	return append(dst, v...), nil
+}
+
+// appendBinaryDatetime encodes "YYYY-MM-DD[ hh:mm:ss[.f]]" in the shortest
+// of the 0, 4, 7 and 11 byte forms.
+func appendBinaryDatetime(dst []byte, v string) ([]byte, error) {
+	date, clock, _ := strings.Cut(v, " ")
+	var f [6]int // y, mo, d, h, mi, s
+	ds := strings.Split(date, "-")
+	if len(ds) != 3 {
+		return nil, fmt.Errorf("date %q", v)
+	}
+	for i, p := range ds {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return nil, fmt.Errorf("date %q", v)
+		}
+		f[i] = n
+	}
+	us := 0
+	if clock != "" {
+		hms, frac, _ := strings.Cut(clock, ".")
+		ts := strings.Split(hms, ":")
+		if len(ts) != 3 {
+			return nil, fmt.Errorf("datetime %q", v)
+		}
+		for i, p := range ts {
+			n, err := strconv.Atoi(p)
+			if err != nil {
+				return nil, fmt.Errorf("datetime %q", v)
+			}
+			f[3+i] = n
+		}
+		var err error
+		if us, err = micros(frac); err != nil {
+			return nil, fmt.Errorf("datetime %q", v)
+		}
+	}
+	size := 0
+	switch {
+	case us != 0:
+		size = 11
+	case f[3] != 0 || f[4] != 0 || f[5] != 0:
+		size = 7
+	case f[0] != 0 || f[1] != 0 || f[2] != 0:
+		size = 4
+	}
+	dst = append(dst, byte(size))
+	if size >= 4 {
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(f[0]))
+		dst = append(dst, byte(f[1]), byte(f[2]))
+	}
+	if size >= 7 {
+		dst = append(dst, byte(f[3]), byte(f[4]), byte(f[5]))
+	}
+	if size == 11 {
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(us))
+	}
+	return dst, nil
+}
+
+// appendBinaryTime encodes "[-]h:mm:ss[.f]" (hours may exceed 24) in the
+// 0, 8 or 12 byte form.
+func appendBinaryTime(dst []byte, v string) ([]byte, error) {
+	neg := strings.HasPrefix(v, "-")
+	hms, frac, _ := strings.Cut(strings.TrimPrefix(v, "-"), ".")
+	ts := strings.Split(hms, ":")
+	if len(ts) != 3 {
+		return nil, fmt.Errorf("time %q", v)
+	}
+	var f [3]int
+	for i, p := range ts {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return nil, fmt.Errorf("time %q", v)
+		}
+		f[i] = n
+	}
+	us, err := micros(frac)
+	if err != nil {
+		return nil, fmt.Errorf("time %q", v)
+	}
+	size := 0
+	switch {
+	case us != 0:
+		size = 12
+	case f[0] != 0 || f[1] != 0 || f[2] != 0:
+		size = 8
+	}
+	dst = append(dst, byte(size))
+	if size == 0 {
+		return dst, nil
+	}
+	sign := byte(0)
+	if neg {
+		sign = 1
+	}
+	dst = append(dst, sign)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(f[0]/24))
+	dst = append(dst, byte(f[0]%24), byte(f[1]), byte(f[2]))
+	if size == 12 {
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(us))
+	}
+	return dst, nil
+}
+
+// micros reads up to six fraction digits as microseconds.
+func micros(frac string) (int, error) {
+	if frac == "" {
+		return 0, nil
+	}
+	if len(frac) > 6 {
+		frac = frac[:6]
+	}
+	n, err := strconv.Atoi(frac)
+	if err != nil {
+		return 0, err
+	}
+	for range 6 - len(frac) {
+		n *= 10
+	}
+	return n, nil
+}
