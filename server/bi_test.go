@@ -2,34 +2,40 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	driver "github.com/go-sql-driver/mysql"
+
 	"github.com/heapproxy/heapproxy/backends"
 	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 	"github.com/heapproxy/heapproxy/heapprof/sqlview"
+	"github.com/heapproxy/heapproxy/internal/mariadbtest"
 )
 
-// BI tools query the snapshots over the MySQL protocol on the embedded
-// default: the mariadb CLI, MariaDB Connector/J's DatabaseMetaData and a
-// Grafana-style time range, PyMySQL.
-func TestHeapprofSchemaForBI(t *testing.T) {
+// startSchemaProxy runs an embedded-default heapproxy serving the heapprof
+// schema, with snapshots (jemalloc test node 10001) dumped between
+// from and to.
+func startSchemaProxy(t *testing.T, snapshots int) (srv *Server, from, to time.Time) {
+	t.Helper()
 	host, port := startJenode(t)
 	deps := testDeps(t, backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.jenode})
 	engine, err := sqlview.New(SQLSource(deps.Snapshots.(*snapshot.Dir)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer engine.Close()
+	t.Cleanup(func() { engine.Close() })
 	deps.SQL = engine
-	srv := startProxyDeps(t, Config{}, deps)
+	srv = startProxyDeps(t, Config{}, deps)
 	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
 	mustLines(t, db, adminSQL("10001", "enable_prof()"))
-	start := time.Now().Add(-time.Second)
-	for range 3 {
+	from = time.Now().Add(-time.Second)
+	for range snapshots {
 		resp, err := http.Get(fmt.Sprintf("http://%s:%d/alloc", host, port))
 		if err != nil {
 			t.Fatal(err)
@@ -37,7 +43,14 @@ func TestHeapprofSchemaForBI(t *testing.T) {
 		resp.Body.Close()
 		mustLines(t, db, adminSQL("10001", "snapshot()"))
 	}
-	end := time.Now().Add(time.Second)
+	return srv, from, time.Now().Add(time.Second)
+}
+
+// BI tools query the snapshots over the MySQL protocol on the embedded
+// default: the mariadb CLI, MariaDB Connector/J's DatabaseMetaData and a
+// Grafana-style time range, PyMySQL.
+func TestHeapprofSchemaForBI(t *testing.T) {
+	srv, start, end := startSchemaProxy(t, 3)
 
 	h, p := hostPort(srv)
 	out, err := cli(t, h, p, "root", "", "-N", "-e", `SHOW DATABASES; SHOW TABLES FROM heapprof;
@@ -120,5 +133,61 @@ func TestSharedMySQLStore(t *testing.T) {
 	}
 	if err := b.QueryRow("SELECT name FROM "+dbName+".functions WHERE snapshot_id = ? AND name LIKE 'jenode_segment%'", name).Scan(&fn); err != nil {
 		t.Fatalf("functions of the snapshot: %v", err)
+	}
+}
+
+// A multi-statement query (CLIENT_MULTI_STATEMENTS) on the embedded default
+// answers every statement in turn, whoever answers it (heapproxy's own
+// session statements, ADMIN EXECUTE, the heapprof engine), and stops at the
+// first error, as MySQL does.
+func TestMultiStatementsOnEmbeddedDefault(t *testing.T) {
+	srv, _, _ := startSchemaProxy(t, 1)
+	db := openSchema(t, srv.Addr().String(), "root", "", "", "multiStatements=true")
+	db.SetMaxOpenConns(1)
+	results := func(q string) ([]string, error) {
+		t.Helper()
+		rows, err := db.Query(q)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []string
+		for {
+			cols, _ := rows.Columns()
+			vals, err := mariadbtest.Scan(rows)
+			if err != nil {
+				return out, err
+			}
+			set := strings.Join(cols, ",") + ":"
+			for _, r := range vals {
+				set += " " + r[0].String
+			}
+			out = append(out, set)
+			if !rows.NextResultSet() {
+				return out, rows.Err()
+			}
+		}
+	}
+	got, err := results("SET NAMES utf8mb4; SELECT @@version_comment AS v; /* a comment; */ " +
+		"SELECT COUNT(*) AS n FROM heapprof.snapshots; ADMIN EXECUTE ON 10001 'System.print(HeapProf.getInstance().has_enable())';")
+	// database/sql passes over the SET's OK packet to the first result set.
+	want := []string{"v: heapproxy embedded default (no upstream)", "n: 1", "result: true"}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, %v; want %q", got, err, want)
+	}
+	got, err = results("SELECT 1 AS a; SELECT * FROM heapprof.no_such_table; SELECT 2 AS b")
+	var me *driver.MySQLError
+	if !reflect.DeepEqual(got, []string{"a: 1"}) || !errors.As(err, &me) || me.Number != 1146 {
+		t.Fatalf("error in the middle: got %q, %v", got, err)
+	}
+	// Without CLIENT_MULTI_STATEMENTS, two statements are a syntax error.
+	single := openSchema(t, srv.Addr().String(), "root", "", "", "")
+	if _, err := single.Exec("DO 1; DO 2"); !errors.As(err, &me) || me.Number != 1064 {
+		t.Fatalf("two statements without CLIENT_MULTI_STATEMENTS: %v", err)
+	}
+	// The session goes on, and a single statement is unflagged again.
+	got, err = results("SELECT 3 AS c")
+	if err != nil || !reflect.DeepEqual(got, []string{"c: 3"}) {
+		t.Fatalf("after the error: %q, %v", got, err)
 	}
 }

@@ -18,6 +18,11 @@ import (
 // intercept answers the statements heapproxy owns. It reports whether the
 // statement was handled; an error means the client connection broke.
 func (s *session) intercept(query []byte) (bool, error) {
+	if s.up == nil && s.caps&mysql.CLIENT_MULTI_STATEMENTS != 0 {
+		if stmts := parser.Split(string(query)); len(stmts) > 1 {
+			return true, s.answerEach(stmts)
+		}
+	}
 	stmt, forward, err := s.route(query)
 	switch {
 	case forward:
@@ -36,6 +41,26 @@ func (s *session) intercept(query []byte) (bool, error) {
 	}
 	s.srv.deps.Metrics.Statement("local")
 	return true, s.answerLocal(stmt, query)
+}
+
+// answerEach answers the statements of a multi-statement query on the
+// embedded default in turn (with an upstream, the upstream splits them),
+// flagging every result but the last SERVER_MORE_RESULTS_EXISTS. The first
+// error ends the response, as on MySQL.
+func (s *session) answerEach(stmts []string) error {
+	defer func() { s.status &^= mysql.SERVER_MORE_RESULTS_EXISTS }()
+	for i, q := range stmts {
+		if i < len(stmts)-1 {
+			s.status |= mysql.SERVER_MORE_RESULTS_EXISTS
+		} else {
+			s.status &^= mysql.SERVER_MORE_RESULTS_EXISTS
+		}
+		s.errSent = false
+		if _, err := s.intercept([]byte(q)); err != nil || s.errSent {
+			return err
+		}
+	}
+	return nil
 }
 
 // route classifies a query; forward is true when the upstream answers it

@@ -4,49 +4,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/http"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	driver "github.com/go-sql-driver/mysql"
 
-	"github.com/heapproxy/heapproxy/backends"
-	"github.com/heapproxy/heapproxy/heapprof/snapshot"
-	"github.com/heapproxy/heapproxy/heapprof/sqlview"
 	"github.com/heapproxy/heapproxy/internal/mariadbtest"
 )
-
-// startSchemaProxy runs an embedded-default heapproxy serving the heapprof
-// schema, with snapshots (jemalloc test node 10001) dumped between
-// from and to.
-func startSchemaProxy(t *testing.T, snapshots int) (srv *Server, from, to time.Time) {
-	t.Helper()
-	host, port := startJenode(t)
-	deps := testDeps(t, backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.jenode})
-	engine, err := sqlview.New(SQLSource(deps.Snapshots.(*snapshot.Dir)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { engine.Close() })
-	deps.SQL = engine
-	srv = startProxyDeps(t, Config{}, deps)
-	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
-	mustLines(t, db, adminSQL("10001", "enable_prof()"))
-	from = time.Now().Add(-time.Second)
-	for range snapshots {
-		resp, err := http.Get(fmt.Sprintf("http://%s:%d/alloc", host, port))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		mustLines(t, db, adminSQL("10001", "snapshot()"))
-	}
-	return srv, from, time.Now().Add(time.Second)
-}
 
 // Prepared statements (the binary protocol) on the embedded default answer
 // what the same statements answer as text: go-sql-driver prepares a query

@@ -34,6 +34,9 @@ type session struct {
 	status uint16           // last server status flags the client saw
 	vars   map[string]value // SET values on the embedded default
 	sql    *sqlview.Session // state in the heapprof SQL engine, made on first use
+	// errSent is set by sendError: a multi-statement query on the embedded
+	// default stops at the first statement that failed.
+	errSent bool
 
 	// Prepared statements on the embedded default (prepared.go).
 	stmts    map[uint32]*localStmt
@@ -131,6 +134,7 @@ func (s *session) closeConns() {
 
 // sendError writes an ERR packet to the client and flushes it.
 func (s *session) sendError(e *mysql.MyError) error {
+	s.errSent = true
 	if err := s.client.writePacket(errPacket(e)); err != nil {
 		return err
 	}
