@@ -76,10 +76,7 @@ func (s *session) answerStmt(cmd command) (bool, error) {
 	}
 	// CLOSE and SEND_LONG_DATA have no response, even for errors.
 	silent := code == mysql.COM_STMT_CLOSE || code == mysql.COM_STMT_SEND_LONG_DATA
-	if cmd.more {
-		if silent {
-			return true, nil
-		}
+	if cmd.more && !silent {
 		return true, s.sendError(mysql.NewError(mysql.ER_NET_PACKET_TOO_LARGE,
 			"a prepared statement command over 16 MB is not supported on the embedded default; send long values with COM_STMT_SEND_LONG_DATA"))
 	}
@@ -113,7 +110,9 @@ func (s *session) answerStmt(cmd command) (bool, error) {
 		s.srv.deps.SQL.ClosePrepared(s.sql, st.p)
 		return true, nil
 	case mysql.COM_STMT_SEND_LONG_DATA:
-		if len(body) >= 6 {
+		if cmd.more { // a piece over 16 MB, cut: the execution fails
+			st.longData, st.longDataLost = nil, true
+		} else if len(body) >= 6 {
 			st.addLongData(int(binary.LittleEndian.Uint16(body[4:])), body[6:])
 		}
 		return true, nil
