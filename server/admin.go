@@ -218,6 +218,14 @@ func (srv *Server) targetNodes(ctx context.Context, t parser.Target) ([]backends
 // runHeapProf performs one HeapProf method on one node and returns what
 // StarRocks' System.print would print.
 func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call parser.Call) (string, error) {
+	switch call.Method {
+	case parser.MethodSnapshot, parser.MethodToDotFormat, parser.MethodDumpDotSnapshot, parser.MethodDiffDotSnapshot:
+		release, err := srv.dumpSlot(ctx, node)
+		if err != nil {
+			return "", err
+		}
+		defer release()
+	}
 	reg := srv.deps.Registry
 	switch call.Method {
 	case parser.MethodEnableProf:
@@ -281,7 +289,12 @@ func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call par
 			return "", fmt.Errorf("schedule_snapshots: interval %q must be a duration from 1s to 24h, e.g. \"30s\" or \"5m\"", call.Args[0].Str)
 		}
 		srv.schedule.start(node, every, func(ctx context.Context) error {
-			_, err := srv.capture(ctx, node)
+			release, err := srv.dumpSlot(ctx, node)
+			if err != nil {
+				return err
+			}
+			defer release()
+			_, err = srv.capture(ctx, node)
 			return err
 		})
 		return fmt.Sprintf("snapshots of node %d every %s", node.ID, every), nil
@@ -292,6 +305,27 @@ func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call par
 		return fmt.Sprintf("snapshots of node %d stopped", node.ID), nil
 	}
 	return "", fmt.Errorf("HeapProf method %s is not implemented", call.Method)
+}
+
+// dumpSlot waits, within ctx, until fewer than Config.MaxDumps dumps run,
+// so that a statement over a whole cluster (or many sessions at once) does
+// not hold every node's profile in memory together. release frees the slot.
+func (srv *Server) dumpSlot(ctx context.Context, node backends.Node) (release func(), err error) {
+	select {
+	case srv.dumps <- struct{}{}:
+		return func() { <-srv.dumps }, nil
+	default:
+	}
+	start := time.Now()
+	select {
+	case srv.dumps <- struct{}{}:
+		srv.log.Info("dump waited for a slot", zap.Int64("node", node.ID),
+			zap.Int("max_dumps", cap(srv.dumps)), zap.Duration("waited", time.Since(start)))
+		return func() { <-srv.dumps }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("dump of node %d: all %d dump slots (max_dumps) stayed busy for %s: %w",
+			node.ID, cap(srv.dumps), time.Since(start).Round(time.Millisecond), ctx.Err())
+	}
 }
 
 // captured is a snapshot with its symbolized profile (nil for a graph

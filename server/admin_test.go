@@ -262,6 +262,36 @@ func TestHeapProfSelf(t *testing.T) {
 	}
 }
 
+// Dumps beyond max_dumps wait for a slot within the admin timeout; the
+// cheap calls do not queue behind them.
+func TestDumpSlots(t *testing.T) {
+	reg := backends.NewRegistry(backends.Options{})
+	reg.Add(backends.SelfNode(1))
+	cfg := Config{MaxDumps: 1, Timeouts: DefaultConfig().Timeouts}
+	cfg.Timeouts.Admin = 300 * time.Millisecond
+	srv := startProxyDeps(t, cfg, Deps{Registry: reg, SelfID: 1, Snapshots: testStore(t)})
+	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
+	mustLines(t, db, adminSQL("1", "enable_prof()"))
+
+	release, err := srv.dumpSlot(context.Background(), backends.SelfNode(1)) // a dump in progress
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = queryLines(t, db, adminSQL("1", "dump_dot_snapshot()"))
+	if err == nil || !strings.Contains(err.Error(), "all 1 dump slots (max_dumps) stayed busy") {
+		t.Fatalf("dump while the only slot is taken: %v", err)
+	}
+	if got := mustLines(t, db, adminSQL("1", "has_enable()")); got[0] != "true" {
+		t.Fatalf("has_enable while a dump runs: %q", got)
+	}
+	release()
+	checkDOT(t, mustLines(t, db, adminSQL("1", "dump_dot_snapshot()")), "runtime.main")
+	if _, err := New(Config{Listen: "127.0.0.1:0", MaxDumps: -1}, zap.NewNop(), Deps{Registry: reg, Snapshots: testStore(t)}); err == nil ||
+		!strings.Contains(err.Error(), "max_dumps") {
+		t.Fatalf("max_dumps -1: %v", err)
+	}
+}
+
 // Several targets: StarRocks' fan-out shape, one failing node reported in
 // its row without failing the others.
 func TestHeapProfFanOut(t *testing.T) {

@@ -39,6 +39,11 @@ type Config struct {
 	// plain-TCP sessions (see server/loop_linux.go): 0 means one per CPU,
 	// a negative number none (each session's goroutine relays them).
 	EventLoops int `yaml:"event_loops"`
+	// MaxDumps is how many profile dumps (fetch, symbolize, render) run at
+	// once across all sessions and schedules; the others wait, within the
+	// admin timeout. A dump of a large server holds tens of MB and a core.
+	// 0 means one per CPU.
+	MaxDumps int `yaml:"max_dumps"`
 	// ServerVersion is announced in the embedded default; with an upstream
 	// the upstream's own version is relayed so drivers detect it.
 	ServerVersion string `yaml:"server_version"`
@@ -219,6 +224,9 @@ func (c *Config) Validate() error {
 	}
 	if c.UpstreamTLS.Enabled && c.Upstream == "" {
 		return fmt.Errorf("upstream_tls is enabled but no upstream is set")
+	}
+	if c.MaxDumps < 0 {
+		return fmt.Errorf("max_dumps is %d: it must be 0 (one per CPU) or more", c.MaxDumps)
 	}
 	return nil
 }

@@ -30,7 +30,8 @@ type Server struct {
 	deps        Deps
 	classifier  *parser.Classifier
 	schedule    *scheduler
-	loops       *eventLoops // nil: sessions relay on their goroutines
+	loops       *eventLoops   // nil: sessions relay on their goroutines
+	dumps       chan struct{} // one token per running dump (Config.MaxDumps)
 
 	ln     net.Listener
 	nextID atomic.Uint32
@@ -72,6 +73,11 @@ func New(cfg Config, log *zap.Logger, deps Deps) (*Server, error) {
 		schedule: newScheduler(log, cfg.Timeouts.Admin),
 		sessions: map[*session]struct{}{},
 	}
+	maxDumps := cfg.MaxDumps
+	if maxDumps == 0 {
+		maxDumps = runtime.NumCPU()
+	}
+	srv.dumps = make(chan struct{}, maxDumps)
 	if !cfg.embedded() {
 		n := cfg.EventLoops
 		if n == 0 {
