@@ -325,3 +325,45 @@ func TestLocalAuthInFrontOfUpstream(t *testing.T) {
 		}
 	}
 }
+
+// Over max_connections a client gets ERR 1040 (08004) instead of the
+// greeting, as from MySQL; a freed session makes room again.
+func TestMaxConnections(t *testing.T) {
+	srv := startProxy(t, Config{MaxConnections: 2})
+	addr := srv.Addr().String()
+	var held []*client.Conn
+	for range 2 {
+		c, err := client.Connect(addr, "root", "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	// The mariadb CLI, which wants TLS first, reports the error as 2002
+	// with the server's code and message.
+	h, p := hostPort(srv)
+	out, err := cli(t, h, p, "root", "", "-e", "SELECT 1")
+	if err == nil || !strings.Contains(out, "1040 - Too many connections: heapproxy serves at most 2 (max_connections)") {
+		t.Fatalf("third connection, mariadb CLI: %v %s", err, out)
+	}
+	err = openDB(t, addr, "root", "", "").Ping()
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) || me.Number != 1040 || string(me.SQLState[:]) != "08004" {
+		t.Fatalf("third connection, go-sql-driver: %v", err)
+	}
+	held[0].Close()
+	// The session ends when heapproxy reads the client's COM_QUIT.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := client.Connect(addr, "root", "", "")
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after one session closed: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	held[1].Close()
+}

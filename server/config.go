@@ -44,6 +44,10 @@ type Config struct {
 	// admin timeout. A dump of a large server holds tens of MB and a core.
 	// 0 means one per CPU.
 	MaxDumps int `yaml:"max_dumps"`
+	// MaxConnections bounds the client sessions (each may hold an upstream
+	// connection and two descriptors); one more is answered ERR 1040, as
+	// MySQL does. 0 means defaultMaxConnections.
+	MaxConnections int `yaml:"max_connections"`
 	// ServerVersion is announced in the embedded default; with an upstream
 	// the upstream's own version is relayed so drivers detect it.
 	ServerVersion string `yaml:"server_version"`
@@ -109,6 +113,11 @@ type Timeouts struct {
 	// bounded by the node timeout), symbolization and rendering.
 	Admin time.Duration `yaml:"admin"`
 }
+
+// defaultMaxConnections is max_connections when unset. A session takes two
+// descriptors (client and upstream), so `ulimit -n` must allow twice as
+// many; systemd's default of 524288 does.
+const defaultMaxConnections = 4096
 
 // DefaultConfig is the embedded default.
 func DefaultConfig() Config {
@@ -224,6 +233,9 @@ func (c *Config) Validate() error {
 	}
 	if c.UpstreamTLS.Enabled && c.Upstream == "" {
 		return fmt.Errorf("upstream_tls is enabled but no upstream is set")
+	}
+	if c.MaxConnections < 0 {
+		return fmt.Errorf("max_connections is %d: it must be 0 (%d) or more", c.MaxConnections, defaultMaxConnections)
 	}
 	if c.MaxDumps < 0 {
 		return fmt.Errorf("max_dumps is %d: it must be 0 (one per CPU) or more", c.MaxDumps)

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
 	"github.com/heapproxy/heapproxy/heapprof/symbolize"
@@ -32,6 +33,7 @@ type Server struct {
 	schedule    *scheduler
 	loops       *eventLoops   // nil: sessions relay on their goroutines
 	dumps       chan struct{} // one token per running dump (Config.MaxDumps)
+	maxConns    int
 
 	ln     net.Listener
 	nextID atomic.Uint32
@@ -78,6 +80,10 @@ func New(cfg Config, log *zap.Logger, deps Deps) (*Server, error) {
 		maxDumps = runtime.NumCPU()
 	}
 	srv.dumps = make(chan struct{}, maxDumps)
+	srv.maxConns = cfg.MaxConnections
+	if srv.maxConns == 0 {
+		srv.maxConns = defaultMaxConnections
+	}
 	if !cfg.embedded() {
 		n := cfg.EventLoops
 		if n == 0 {
@@ -127,9 +133,13 @@ func (s *Server) Serve() error {
 		}
 		delay = 0
 		sess := newSession(s, c, s.nextID.Add(1))
-		if !s.track(sess) {
+		switch s.track(sess) {
+		case trackClosing:
 			c.Close()
 			return nil
+		case trackFull:
+			go s.refuse(c)
+			continue
 		}
 		go func() {
 			defer s.untrack(sess)
@@ -140,15 +150,40 @@ func (s *Server) Serve() error {
 
 func (s *Server) isClosing() bool { return s.closing.Load() }
 
-func (s *Server) track(sess *session) bool {
+// The outcomes of track.
+const (
+	trackOK = iota
+	trackClosing
+	trackFull
+)
+
+func (s *Server) track(sess *session) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing.Load() {
-		return false
+		return trackClosing
+	}
+	if len(s.sessions) >= s.maxConns {
+		return trackFull
 	}
 	s.sessions[sess] = struct{}{}
 	s.wg.Add(1)
-	return true
+	return trackOK
+}
+
+// refuse answers a connection over max_connections as MySQL does: ERR 1040
+// in place of the greeting, then close.
+func (s *Server) refuse(c net.Conn) {
+	defer c.Close()
+	s.log.Warn("connection refused: max_connections reached", zap.String("client", c.RemoteAddr().String()),
+		zap.Int("max_connections", s.maxConns))
+	s.deps.Metrics.Error("max_connections")
+	c.SetWriteDeadline(time.Now().Add(s.cfg.Timeouts.Handshake))
+	pc := newPacketConn(c)
+	if pc.writePacket(errPacket(&mysql.MyError{Code: mysql.ER_CON_COUNT_ERROR, State: "08004",
+		Message: fmt.Sprintf("Too many connections: heapproxy serves at most %d (max_connections)", s.maxConns)})) == nil {
+		pc.flush()
+	}
 }
 
 func (s *Server) untrack(sess *session) {
