@@ -285,18 +285,10 @@ func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call par
 		return srv.listSnapshots(ctx, node)
 	case parser.MethodScheduleSnapshots:
 		every, err := time.ParseDuration(call.Args[0].Str)
-		if err != nil || every < time.Second || every > 24*time.Hour {
+		if err != nil || every < minScheduleEvery || every > maxScheduleEvery {
 			return "", fmt.Errorf("schedule_snapshots: interval %q must be a duration from 1s to 24h, e.g. \"30s\" or \"5m\"", call.Args[0].Str)
 		}
-		srv.schedule.start(node, every, func(ctx context.Context) error {
-			release, err := srv.dumpSlot(ctx, node)
-			if err != nil {
-				return err
-			}
-			defer release()
-			_, err = srv.capture(ctx, node)
-			return err
-		})
+		srv.startSchedule(node.ID, every)
 		return fmt.Sprintf("snapshots of node %d every %s", node.ID, every), nil
 	case parser.MethodUnscheduleSnapshots:
 		if !srv.schedule.stop(node.ID) {
@@ -305,6 +297,24 @@ func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call par
 		return fmt.Sprintf("snapshots of node %d stopped", node.ID), nil
 	}
 	return "", fmt.Errorf("HeapProf method %s is not implemented", call.Method)
+}
+
+// startSchedule snapshots node id every interval. The node is looked up at
+// each tick: a node discovered from the FE may join after the schedule.
+func (srv *Server) startSchedule(id int64, every time.Duration) {
+	srv.schedule.start(id, every, func(ctx context.Context) error {
+		node, err := srv.deps.Registry.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		release, err := srv.dumpSlot(ctx, node)
+		if err != nil {
+			return err
+		}
+		defer release()
+		_, err = srv.capture(ctx, node)
+		return err
+	})
 }
 
 // dumpSlot waits, within ctx, until fewer than Config.MaxDumps dumps run,

@@ -547,6 +547,35 @@ func TestScheduledSnapshotsAndDiff(t *testing.T) {
 	wantMySQLError(t, err, 1064, "HY000", "from 1s to 24h")
 }
 
+// Schedules in the configuration start with the server and can be
+// stopped like those of schedule_snapshots; bad ones are refused at start.
+func TestConfiguredSchedules(t *testing.T) {
+	reg := backends.NewRegistry(backends.Options{SelfMemProfileRate: 4096})
+	reg.Add(backends.SelfNode(1))
+	srv := startProxyDeps(t, Config{Schedules: []Schedule{{Node: 1, Every: time.Second}}},
+		Deps{Registry: reg, SelfID: 1, Snapshots: testStore(t)})
+	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
+	mustLines(t, db, adminSQL("1", "enable_prof()"))
+	deadline := time.Now().Add(30 * time.Second)
+	var list []string
+	for len(list) < 2 && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+		list = mustLines(t, db, adminSQL("1", "list_snapshots()"))
+	}
+	if len(list) < 2 {
+		t.Fatalf("configured schedule: %q", list)
+	}
+	if got := mustLines(t, db, adminSQL("1", "unschedule_snapshots()")); got[0] != "snapshots of node 1 stopped" {
+		t.Fatalf("unschedule: %q", got)
+	}
+	for _, bad := range [][]Schedule{{{Node: 1, Every: 10 * time.Millisecond}}, {{Node: 1, Every: time.Minute}, {Node: 1, Every: time.Hour}}} {
+		_, err := New(Config{Listen: "127.0.0.1:0", Schedules: bad}, zap.NewNop(), Deps{Registry: reg, Snapshots: testStore(t)})
+		if err == nil || !strings.Contains(err.Error(), "schedules[") {
+			t.Errorf("schedules %v: %v", bad, err)
+		}
+	}
+}
+
 // In front of an upstream, an ADMIN EXECUTE whose script is not a HeapProf
 // call is the FE's business and is forwarded (MariaDB answers it with its own
 // syntax error); a malformed HeapProf call still gets heapproxy's error.

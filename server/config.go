@@ -44,6 +44,9 @@ type Config struct {
 	// admin timeout. A dump of a large server holds tens of MB and a core.
 	// 0 means one per CPU.
 	MaxDumps int `yaml:"max_dumps"`
+	// Schedules are periodic snapshots started with the server, as if
+	// schedule_snapshots had been run (which lasts only until a restart).
+	Schedules []Schedule `yaml:"schedules"`
 	// MaxConnections bounds the client sessions (each may hold an upstream
 	// connection and two descriptors); one more is answered ERR 1040, as
 	// MySQL does. 0 means defaultMaxConnections.
@@ -52,6 +55,19 @@ type Config struct {
 	// the upstream's own version is relayed so drivers detect it.
 	ServerVersion string `yaml:"server_version"`
 }
+
+// Schedule takes a snapshot of a node every interval.
+type Schedule struct {
+	Node  int64         `yaml:"node"`
+	Every time.Duration `yaml:"every"`
+}
+
+// Bounds of a snapshot interval, for schedules from the config and from
+// schedule_snapshots alike.
+const (
+	minScheduleEvery = time.Second
+	maxScheduleEvery = 24 * time.Hour
+)
 
 // User is one account heapproxy checks itself.
 type User struct {
@@ -233,6 +249,16 @@ func (c *Config) Validate() error {
 	}
 	if c.UpstreamTLS.Enabled && c.Upstream == "" {
 		return fmt.Errorf("upstream_tls is enabled but no upstream is set")
+	}
+	seen := map[int64]bool{}
+	for i, sc := range c.Schedules {
+		if sc.Every < minScheduleEvery || sc.Every > maxScheduleEvery {
+			return fmt.Errorf("schedules[%d]: every %s must be from %s to %s", i, sc.Every, minScheduleEvery, maxScheduleEvery)
+		}
+		if seen[sc.Node] {
+			return fmt.Errorf("schedules[%d]: node %d is scheduled twice", i, sc.Node)
+		}
+		seen[sc.Node] = true
 	}
 	if c.MaxConnections < 0 {
 		return fmt.Errorf("max_connections is %d: it must be 0 (%d) or more", c.MaxConnections, defaultMaxConnections)

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-
-	"github.com/heapproxy/heapproxy/backends"
 )
 
 // scheduler takes periodic snapshots of nodes (schedule_snapshots), one
@@ -28,20 +26,20 @@ func newScheduler(log *zap.Logger, timeout time.Duration) *scheduler {
 
 // start (re)schedules capture of node every interval; the first capture
 // happens one interval from now.
-func (s *scheduler) start(node backends.Node, every time.Duration, capture func(context.Context) error) {
+func (s *scheduler) start(node int64, every time.Duration, capture func(context.Context) error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cancel, ok := s.jobs[node.ID]; ok {
+	if cancel, ok := s.jobs[node]; ok {
 		cancel()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s.jobs[node.ID] = cancel
+	s.jobs[node] = cancel
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		t := time.NewTicker(every)
 		defer t.Stop()
-		log := s.log.With(zap.Int64("node", node.ID), zap.Duration("every", every))
+		log := s.log.With(zap.Int64("node", node), zap.Duration("every", every))
 		log.Info("snapshot schedule started")
 		for {
 			select {

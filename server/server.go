@@ -116,6 +116,9 @@ func (s *Server) Serve() error {
 		mode = "embedded default (no upstream)"
 	}
 	s.log.Info("listening", zap.String("addr", s.ln.Addr().String()), zap.String("mode", mode))
+	for _, sc := range s.cfg.Schedules {
+		s.startSchedule(sc.Node, sc.Every)
+	}
 	var delay time.Duration
 	for {
 		c, err := s.ln.Accept()
