@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	driver "github.com/go-sql-driver/mysql"
 
 	"github.com/heapproxy/heapproxy/backends"
@@ -182,8 +185,51 @@ func TestMultiStatementsOnEmbeddedDefault(t *testing.T) {
 	}
 	// Without CLIENT_MULTI_STATEMENTS, two statements are a syntax error.
 	single := openSchema(t, srv.Addr().String(), "root", "", "", "")
-	if _, err := single.Exec("DO 1; DO 2"); !errors.As(err, &me) || me.Number != 1064 {
+	if _, err := single.Exec("SELECT 1; SELECT 2"); !errors.As(err, &me) || me.Number != 1064 {
 		t.Fatalf("two statements without CLIENT_MULTI_STATEMENTS: %v", err)
+	}
+	// COM_SET_OPTION switches multi-statements off and on (PHP's mysqli
+	// does around multi_query); the answer is an EOF packet.
+	c, err := client.Connect(srv.Addr().String(), "root", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	raw := func(payload ...byte) []byte {
+		t.Helper()
+		c.ResetSequence()
+		if err := c.WritePacket(append(make([]byte, 4), payload...)); err != nil {
+			t.Fatal(err)
+		}
+		p, err := c.ReadPacket()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	two := append([]byte{gomysql.COM_QUERY}, "SET @a = 1; SET @b = 2"...)
+	for _, step := range []struct {
+		payload []byte
+		first   byte // of the answer: 0xfe EOF, 0x00 OK, 0xff ERR
+	}{
+		{[]byte{gomysql.COM_SET_OPTION, 1, 0}, 0xfe},
+		{two, 0xff},
+		{[]byte{gomysql.COM_SET_OPTION, 0, 0}, 0xfe},
+		{two, 0x00},
+		{[]byte{gomysql.COM_SET_OPTION, 7, 0}, 0xff},
+	} {
+		p := raw(step.payload...)
+		if p[0] != step.first {
+			t.Fatalf("%q: answer %q", step.payload, p)
+		}
+		if p[0] == 0x00 { // the first SET's OK flags a second result; read the second
+			if status := binary.LittleEndian.Uint16(p[3:]); status&gomysql.SERVER_MORE_RESULTS_EXISTS == 0 {
+				t.Fatalf("first OK of two: status %#x", status)
+			}
+			if p, err := c.ReadPacket(); err != nil || p[0] != 0x00 || binary.LittleEndian.Uint16(p[3:])&gomysql.SERVER_MORE_RESULTS_EXISTS != 0 {
+				t.Fatalf("second OK: %q %v", p, err)
+			}
+		}
 	}
 	// The session goes on, and a single statement is unflagged again.
 	got, err = results("SELECT 3 AS c")

@@ -102,6 +102,20 @@ func (s *session) answerEmbedded(cmd command) error {
 			return s.sendError(e)
 		}
 		return s.sendOK()
+	case mysql.COM_SET_OPTION: // PHP's mysqli multi_query switches multi-statements on and off so
+		if len(cmd.data) != 3 || cmd.data[1] > 1 || cmd.data[2] != 0 {
+			return s.sendError(mysql.NewError(mysql.ER_UNKNOWN_COM_ERROR,
+				"COM_SET_OPTION takes MYSQL_OPTION_MULTI_STATEMENTS_ON (0) or _OFF (1)"))
+		}
+		if cmd.data[1] == 0 {
+			s.caps |= mysql.CLIENT_MULTI_STATEMENTS
+		} else {
+			s.caps &^= mysql.CLIENT_MULTI_STATEMENTS
+		}
+		if err := s.client.writePacket(eofPacket(s.status, 0)); err != nil {
+			return err
+		}
+		return s.client.flush()
 	case mysql.COM_FIELD_LIST:
 		return s.sendError(mysql.NewError(mysql.ER_NOT_SUPPORTED_YET,
 			"COM_FIELD_LIST is not supported on heapproxy's embedded default; use SHOW COLUMNS FROM <table>"))
