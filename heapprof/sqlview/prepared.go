@@ -17,7 +17,8 @@ import (
 // its ? markers: what the binary protocol's COM_STMT_PREPARE makes. It
 // belongs to the Session that prepared it.
 type Prepared struct {
-	query string
+	query string        // as the engine's statement cache keys it
+	stmt  ast.Statement // parsed once; each execution plans it with its values
 	// Params is the number of ? markers.
 	Params int
 	// Columns are the result's columns as far as they are known before
@@ -64,7 +65,7 @@ func (e *Engine) Prepare(ctx context.Context, s *Session, query string) (*Prepar
 		s.prepared = make(map[string]int)
 	}
 	s.prepared[key]++
-	p := &Prepared{query: key, Params: params}
+	p := &Prepared{query: key, stmt: stmt, Params: params}
 	if schema := node.Schema(); len(schema) > 0 && !types.IsOkResultSchema(schema) {
 		p.Columns = columns(sctx, schema)
 	}
@@ -87,12 +88,7 @@ func (e *Engine) Execute(ctx context.Context, s *Session, p *Prepared, args []an
 		}
 		bindings["v"+strconv.Itoa(i+1)] = expr
 	}
-	sctx := newContext(ctx, s, p.query)
-	stmt, err := e.parse(sctx, p.query)
-	if err != nil {
-		return nil, err
-	}
-	return e.run(sctx, p.query, stmt, bindings)
+	return e.run(newContext(ctx, s, p.query), p.query, p.stmt, bindings)
 }
 
 // argExpr is the literal a binds as.
