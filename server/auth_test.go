@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/tls"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"os/exec"
 	"strings"
 	"testing"
@@ -366,4 +368,36 @@ func TestMaxConnections(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	held[1].Close()
+}
+
+// A login packet cut inside a length-encoded field (the auth data here) is
+// refused, and heapproxy goes on serving: it once read past the packet's end
+// and took the whole process down.
+func TestTruncatedLoginPacket(t *testing.T) {
+	srv := startProxy(t, Config{})
+	c, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	pc := newPacketConn(c)
+	if _, err := pc.readPacket(1 << 16); err != nil { // the greeting
+		t.Fatal(err)
+	}
+	caps := uint32(gomysql.CLIENT_PROTOCOL_41 | gomysql.CLIENT_SECURE_CONNECTION | gomysql.CLIENT_PLUGIN_AUTH |
+		gomysql.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA)
+	login := append(binary.LittleEndian.AppendUint32(nil, caps), make([]byte, 28)...)
+	pc.seq = 1
+	if err := pc.writePacket(append(login, "root\x00\xfc"...)); err != nil {
+		t.Fatal(err)
+	}
+	pc.flush()
+	if p, err := pc.readPacket(1 << 16); err == nil && (len(p) == 0 || p[0] != 0xff) {
+		t.Fatalf("answer to a cut login: %q", p)
+	}
+	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
+	if err := db.Ping(); err != nil {
+		t.Fatalf("after a cut login: %v", err)
+	}
 }

@@ -304,7 +304,7 @@ func (s *session) relayResultsFrom(head []byte) error {
 			}
 			continue // the upstream answers with OK or ERR
 		default:
-			n, _, k := mysql.LengthEncodedInt(head)
+			n, _, k := lenEncInt(head)
 			if k == 0 {
 				return fmt.Errorf("bad column count packet % x", head[:min(len(head), 8)])
 			}

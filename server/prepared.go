@@ -319,17 +319,18 @@ func decodeParam(typ byte, unsigned bool, b []byte) (any, []byte, error) {
 		}
 		return timeParam(b[1 : 1+b[0]]), b[1+b[0]:], nil
 	}
-	v, isNull, n, err := mysql.LengthEncodedString(b)
-	if err != nil {
+	size, isNull, k := lenEncInt(b)
+	if k == 0 || uint64(len(b)-k) < size {
 		return nil, nil, errShort
 	}
 	if isNull {
-		return nil, b[n:], nil
+		return nil, b[k:], nil
 	}
+	v, rest := string(b[k:k+int(size)]), b[k+int(size):]
 	if typ == mysql.MYSQL_TYPE_DECIMAL || typ == mysql.MYSQL_TYPE_NEWDECIMAL {
-		return sqlview.Decimal(v), b[n:], nil
+		return sqlview.Decimal(v), rest, nil
 	}
-	return string(v), b[n:], nil
+	return v, rest, nil
 }
 
 // intSize is the width of an integer type in the binary protocol, 0 for

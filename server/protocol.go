@@ -154,7 +154,7 @@ func parseHandshakeResponse(p []byte) (*handshakeResponse, error) {
 	p = p[i+1:]
 	switch {
 	case r.caps&mysql.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA != 0:
-		n, _, k := mysql.LengthEncodedInt(p)
+		n, _, k := lenEncInt(p)
 		if k == 0 || uint64(len(p)-k) < n {
 			return nil, errMalformed
 		}
@@ -316,11 +316,39 @@ func (c *changeUser) encode(caps uint32) []byte {
 	return b
 }
 
+// lenEncInt reads a length-encoded integer at the start of b; size is 0
+// when b is cut short. (go-mysql's LengthEncodedInt indexes past the end of
+// a short slice, and these bytes come from clients.)
+func lenEncInt(b []byte) (v uint64, null bool, size int) {
+	if len(b) == 0 {
+		return 0, false, 0
+	}
+	switch b[0] {
+	case 0xfb:
+		return 0, true, 1
+	case 0xfc:
+		size = 3
+	case 0xfd:
+		size = 4
+	case 0xfe:
+		size = 9
+	default:
+		return uint64(b[0]), false, 1
+	}
+	if len(b) < size {
+		return 0, false, 0
+	}
+	for i := size - 1; i >= 1; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v, false, size
+}
+
 // okStatus reads the status flags of an OK packet.
 func okStatus(p []byte) uint16 {
 	p = p[1:]
 	for range 2 { // affected rows, last insert id
-		_, _, n := mysql.LengthEncodedInt(p)
+		_, _, n := lenEncInt(p)
 		if n == 0 || n > len(p) {
 			return 0
 		}

@@ -146,6 +146,13 @@ func (s *Server) Serve() error {
 		}
 		go func() {
 			defer s.untrack(sess)
+			// A bug that panics ends its session, not every session.
+			defer func() {
+				if r := recover(); r != nil {
+					s.log.Error("session panicked; closed", zap.Uint32("conn", sess.id), zap.Any("panic", r), zap.Stack("stack"))
+					s.deps.Metrics.Error("panic")
+				}
+			}()
 			sess.run()
 		}()
 	}
