@@ -333,6 +333,7 @@ func (srv *Server) dumpSlot(ctx context.Context, node backends.Node) (release fu
 			zap.Int("max_dumps", cap(srv.dumps)), zap.Duration("waited", time.Since(start)))
 		return func() { <-srv.dumps }, nil
 	case <-ctx.Done():
+		srv.deps.Metrics.Error("dump_slots_busy")
 		return nil, fmt.Errorf("dump of node %d: all %d dump slots (max_dumps) stayed busy for %s: %w",
 			node.ID, cap(srv.dumps), time.Since(start).Round(time.Millisecond), ctx.Err())
 	}
