@@ -63,13 +63,19 @@ func (s *Server) start(opt Options) error {
 	if os.Geteuid() == 0 {
 		asRoot = []string{"--user=root"}
 	}
-	data := filepath.Join(s.Dir, "data")
+	data, tmp := filepath.Join(s.Dir, "data"), filepath.Join(s.Dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return err
+	}
+	// A temporary directory of its own: servers bootstrapping at once in a
+	// shared /tmp delete each other's temporary tables (two test packages
+	// starting together failed 'Unknown table mysql.tmp_user_sys').
 	install := exec.Command("mariadb-install-db", append([]string{"--no-defaults", "--datadir=" + data,
-		"--auth-root-authentication-method=normal", "--skip-test-db"}, asRoot...)...)
+		"--auth-root-authentication-method=normal", "--skip-test-db", "--tmpdir=" + tmp}, asRoot...)...)
 	if out, err := install.CombinedOutput(); err != nil {
 		return fmt.Errorf("mariadb-install-db: %v\n%s", err, out)
 	}
-	args := append([]string{"--no-defaults", "--datadir=" + data, "--socket=" + s.Socket,
+	args := append([]string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--socket=" + s.Socket,
 		"--pid-file=" + filepath.Join(s.Dir, "pid"), "--log-error=" + s.logFile(),
 		"--innodb-buffer-pool-size=32M"}, asRoot...)
 	if opt.TCP {
