@@ -517,13 +517,7 @@ func TestScheduledSnapshotsAndDiff(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	var list []string
-	for len(list) < 4 && time.Now().Before(deadline) {
-		alloc()
-		time.Sleep(300 * time.Millisecond)
-		list = mustLines(t, db, adminSQL("10001", "list_snapshots()"))
-	}
+	list := waitSnapshots(t, db, "10001", 4, alloc)
 	if len(list) < 4 {
 		t.Fatalf("after the schedule ran: %q", list)
 	}
@@ -547,6 +541,20 @@ func TestScheduledSnapshotsAndDiff(t *testing.T) {
 	wantMySQLError(t, err, 1064, "HY000", "from 1s to 24h")
 }
 
+// waitSnapshots lists a node's snapshots until it has n (at most 30 s),
+// calling between before each look; it returns the last list.
+func waitSnapshots(t *testing.T, db *sql.DB, node string, n int, between func()) []string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var list []string
+	for len(list) < n && time.Now().Before(deadline) {
+		between()
+		time.Sleep(250 * time.Millisecond)
+		list = mustLines(t, db, adminSQL(node, "list_snapshots()"))
+	}
+	return list
+}
+
 // Schedules in the configuration start with the server and can be
 // stopped like those of schedule_snapshots; bad ones are refused at start.
 func TestConfiguredSchedules(t *testing.T) {
@@ -556,12 +564,7 @@ func TestConfiguredSchedules(t *testing.T) {
 		Deps{Registry: reg, SelfID: 1, Snapshots: testStore(t)})
 	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
 	mustLines(t, db, adminSQL("1", "enable_prof()"))
-	deadline := time.Now().Add(30 * time.Second)
-	var list []string
-	for len(list) < 2 && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
-		list = mustLines(t, db, adminSQL("1", "list_snapshots()"))
-	}
+	list := waitSnapshots(t, db, "1", 2, func() {})
 	if len(list) < 2 {
 		t.Fatalf("configured schedule: %q", list)
 	}
