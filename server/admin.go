@@ -217,7 +217,10 @@ func (srv *Server) targetNodes(ctx context.Context, t parser.Target) ([]backends
 
 // runHeapProf performs one HeapProf method on one node and returns what
 // StarRocks' System.print would print.
-func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call parser.Call) (string, error) {
+func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call parser.Call) (out string, err error) {
+	// A fan-out runs this on goroutines of its own, outside the session's
+	// recover: a bug on one node's profile becomes that node's error.
+	defer srv.recoverAsError(node, &err)
 	switch call.Method {
 	case parser.MethodSnapshot, parser.MethodToDotFormat, parser.MethodDumpDotSnapshot, parser.MethodDiffDotSnapshot:
 		release, err := srv.dumpSlot(ctx, node)
@@ -302,11 +305,12 @@ func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call par
 // startSchedule snapshots node id every interval. The node is looked up at
 // each tick: a node discovered from the FE may join after the schedule.
 func (srv *Server) startSchedule(id int64, every time.Duration) {
-	srv.schedule.start(id, every, func(ctx context.Context) error {
+	srv.schedule.start(id, every, func(ctx context.Context) (err error) {
 		node, err := srv.deps.Registry.Get(ctx, id)
 		if err != nil {
 			return err
 		}
+		defer srv.recoverAsError(node, &err)
 		release, err := srv.dumpSlot(ctx, node)
 		if err != nil {
 			return err
@@ -315,6 +319,19 @@ func (srv *Server) startSchedule(id int64, every time.Duration) {
 		_, err = srv.capture(ctx, node)
 		return err
 	})
+}
+
+// recoverAsError turns a panic while working on node's profile into *err,
+// logged with its stack and counted, so that one bad profile does not end
+// the process. Call it deferred.
+func (srv *Server) recoverAsError(node backends.Node, err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	srv.log.Error("heapprof work panicked", zap.Int64("node", node.ID), zap.Any("panic", r), zap.Stack("stack"))
+	srv.deps.Metrics.Error("panic")
+	*err = fmt.Errorf("node %d: heapproxy failed on its profile (a bug; the log has the details): %v", node.ID, r)
 }
 
 // dumpSlot waits, within ctx, until fewer than Config.MaxDumps dumps run,

@@ -590,3 +590,18 @@ func TestNonHeapProfScriptForwarded(t *testing.T) {
 	_, err = db.Exec(adminSQL("10001", "no_such_method()"))
 	wantMySQLError(t, err, 1064, "42000", "supported methods: enable_prof()")
 }
+
+// A panic while working on one node's profile (run on fan-out and schedule
+// goroutines, outside any session) becomes that node's error.
+func TestHeapProfPanicBecomesError(t *testing.T) {
+	srv := &Server{log: zap.NewNop(), deps: Deps{Metrics: noMetrics{}}}
+	err := func() (err error) {
+		defer srv.recoverAsError(backends.Node{ID: 7}, &err)
+		var frames []string
+		_ = frames[len(frames)] // an index out of range, the kind of bug this guards against
+		return nil
+	}()
+	if err == nil || !strings.Contains(err.Error(), "node 7: heapproxy failed on its profile") {
+		t.Fatalf("err = %v", err)
+	}
+}
