@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -26,15 +27,19 @@ const (
 	crashNode     = 7
 )
 
-// padRaw makes a snapshot's raw bytes: the real dump followed by the id
-// repeated up to size bytes, so each snapshot's content is known from its
-// id alone and a save takes long enough to be interrupted.
+// padRaw makes a snapshot's raw bytes: the real dump followed by bytes
+// drawn from a generator seeded with the id, up to size bytes, so each
+// snapshot's content is known from its id alone, and a save takes long
+// enough to be interrupted (random bytes do not shrink when the store
+// gzips the dump).
 func padRaw(raw []byte, id string, size int) []byte {
 	out := append([]byte(nil), raw...)
-	for len(out) < size {
-		out = append(out, id...)
+	if len(out) >= size {
+		return out
 	}
-	return out
+	pad := make([]byte, size-len(out))
+	rand.NewChaCha8(sha256.Sum256([]byte(id))).Read(pad)
+	return append(out, pad...)
 }
 
 // crashSnap is the snapshot the child saves under id at time at.

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -19,7 +20,9 @@ import (
 // Dir keeps snapshots in a directory, one subdirectory per snapshot:
 //
 //	<root>/snapshots/<id>/meta.json       the Snapshot without its blobs
-//	<root>/snapshots/<id>/raw             the dump as the node sent it
+//	<root>/snapshots/<id>/raw.gz          the dump as the node sent it, gzipped
+//	                                      ("raw", not gzipped, in stores written
+//	                                      before session 4; both are read)
 //	<root>/snapshots/<id>/profile.pb.gz   the symbolized pprof profile
 //	<root>/snapshots/<id>/functions.jsonl.gz one Function per JSON line
 //	<root>/snapshots/<id>/stacks.jsonl.gz    one Stack per JSON line
@@ -52,6 +55,7 @@ var _ Store = (*Dir)(nil)
 const (
 	metaFile      = "meta.json"
 	rawFile       = "raw"
+	rawGzFile     = "raw.gz"
 	profileFile   = "profile.pb.gz"
 	functionsFile = "functions.jsonl.gz"
 	stacksFile    = "stacks.jsonl.gz"
@@ -73,6 +77,17 @@ type dirMeta struct {
 	// RawSize and ProfileSize let open and Get notice a truncated file.
 	RawSize     int64 `json:"raw_size"`
 	ProfileSize int64 `json:"profile_size"`
+	// RawGzip says the raw dump is raw.gz (RawSize its compressed size);
+	// older snapshots have an uncompressed raw.
+	RawGzip bool `json:"raw_gzip,omitempty"`
+}
+
+// rawName is the file that holds the raw dump.
+func (m *dirMeta) rawName() string {
+	if m.RawGzip {
+		return rawGzFile
+	}
+	return rawFile
 }
 
 // OpenDir opens (creating it if needed) the store in directory path,
@@ -184,7 +199,7 @@ func (d *Dir) readMeta(id string) (Snapshot, error) {
 	for _, f := range []struct {
 		name string
 		size int64
-	}{{rawFile, m.RawSize}, {profileFile, m.ProfileSize}} {
+	}{{m.rawName(), m.RawSize}, {profileFile, m.ProfileSize}} {
 		st, err := os.Stat(filepath.Join(dir, f.name))
 		if err != nil {
 			return Snapshot{}, err
@@ -271,8 +286,18 @@ func (d *Dir) addIndex(s *Snapshot) {
 // write writes every file of s into dir and fsyncs them and dir; meta.json
 // goes last.
 func (d *Dir) write(ctx context.Context, dir string, s *Snapshot, funcs []Function, stacks []Stack) error {
-	if err := writeFile(filepath.Join(dir, rawFile), func(w io.Writer) error {
-		_, err := w.Write(s.Raw)
+	// Text dumps (jemalloc's heap_v2) repeat their addresses on every line:
+	// gzip makes a 15 MB one 0.4 MB.
+	var raw bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&raw, gzip.BestSpeed)
+	if _, err := zw.Write(s.Raw); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, rawGzFile), func(w io.Writer) error {
+		_, err := w.Write(raw.Bytes())
 		return err
 	}); err != nil {
 		return err
@@ -308,7 +333,7 @@ func (d *Dir) write(ctx context.Context, dir string, s *Snapshot, funcs []Functi
 	m := dirMeta{Version: metaVersion, ID: s.ID, NodeID: s.NodeID, NodeKind: s.NodeKind,
 		NodeAddr: s.NodeAddr, TakenAt: s.TakenAt, Format: s.Format, TotalBytes: s.TotalBytes,
 		TotalObjects: s.TotalObjects, SamplePeriod: s.SamplePeriod,
-		RawSize: int64(len(s.Raw)), ProfileSize: int64(len(s.Profile))}
+		RawSize: int64(raw.Len()), ProfileSize: int64(len(s.Profile)), RawGzip: true}
 	if err := writeFile(filepath.Join(dir, metaFile), func(w io.Writer) error {
 		return json.NewEncoder(w).Encode(m)
 	}); err != nil {
@@ -420,13 +445,35 @@ func (d *Dir) Get(_ context.Context, id string) (*Snapshot, error) {
 	}
 	s := m
 	dir := d.snapDir(id)
-	if s.Raw, err = os.ReadFile(filepath.Join(dir, rawFile)); err != nil {
+	if s.Raw, err = readRaw(dir); err != nil {
 		return nil, d.readErr(id, err)
 	}
 	if s.Profile, err = os.ReadFile(filepath.Join(dir, profileFile)); err != nil {
 		return nil, d.readErr(id, err)
 	}
 	return &s, nil
+}
+
+// readRaw reads a snapshot's raw dump: raw.gz, or raw in snapshots written
+// before it was compressed. gzip's checksum catches a damaged file.
+func readRaw(dir string) ([]byte, error) {
+	f, err := os.Open(filepath.Join(dir, rawGzFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return os.ReadFile(filepath.Join(dir, rawFile))
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(bufio.NewReaderSize(f, 256<<10))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rawGzFile, err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rawGzFile, err)
+	}
+	return raw, nil
 }
 
 func (d *Dir) lookup(id string) (Snapshot, error) {

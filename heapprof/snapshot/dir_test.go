@@ -1,7 +1,11 @@
 package snapshot
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -93,7 +97,7 @@ func TestDirOpenCleansUp(t *testing.T) {
 	must(os.WriteFile(filepath.Join(dir, "tmp", "save-123", rawFile), []byte("half"), 0o640))
 	// A snapshot whose raw file lost its tail (not something Save does:
 	// a damaged disk, a hand edit), and one whose meta.json is garbage.
-	must(os.Truncate(filepath.Join(dir, "snapshots", victim.ID, rawFile), 10))
+	must(os.Truncate(filepath.Join(dir, "snapshots", victim.ID, rawGzFile), 10))
 	garbage := filepath.Join(dir, "snapshots", "heap_profile.1.garbage")
 	must(os.MkdirAll(garbage, 0o750))
 	must(os.WriteFile(filepath.Join(garbage, metaFile), []byte("{not json"), 0o640))
@@ -135,4 +139,73 @@ func TestDirLock(t *testing.T) {
 		t.Fatalf("OpenDir after Close: %v", err)
 	}
 	d2.Close()
+}
+
+// The raw dump is kept gzipped: a jemalloc text dump takes a fraction of
+// its size on disk and reads back byte for byte. Stores written before that
+// (an uncompressed raw, no raw_gzip in meta.json) open and read as before.
+func TestDirRawCompressed(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	d, err := OpenDir(dir, Retention{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := leakRows(t)
+	s, funcs, stacks := snapFrom(r, 5, base)
+	if err := d.Save(ctx, s, funcs, stacks); err != nil {
+		t.Fatal(err)
+	}
+	snapDir := filepath.Join(dir, "snapshots", s.ID)
+	st, err := os.Stat(filepath.Join(snapDir, rawGzFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size()*5 > int64(len(s.Raw)) {
+		t.Errorf("raw.gz has %d bytes for a %d-byte heap_v2 dump, want a fifth or less", st.Size(), len(s.Raw))
+	}
+	checkSnapshot(t, d, s, funcs, stacks)
+	d.Close()
+
+	// Rewrite it as an older heapproxy left it.
+	gz, err := os.ReadFile(filepath.Join(snapDir, rawGzFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	b, err := os.ReadFile(filepath.Join(snapDir, metaFile))
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "raw_gzip")
+	m["raw_size"] = len(raw)
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{os.WriteFile(filepath.Join(snapDir, rawFile), raw, 0o640), os.Remove(filepath.Join(snapDir, rawGzFile)),
+		os.WriteFile(filepath.Join(snapDir, metaFile), b, 0o640)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err = OpenDir(dir, Retention{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if dm := d.Damaged(); len(dm) != 0 {
+		t.Fatalf("an uncompressed raw counted as damaged: %q", dm)
+	}
+	checkSnapshot(t, d, s, funcs, stacks)
 }
