@@ -200,35 +200,16 @@ func appendBinaryValue(dst []byte, c column, v string) ([]byte, error) {
 func appendBinaryDatetime(dst []byte, v string) ([]byte, error) {
 	date, clock, _ := strings.Cut(v, " ")
 	var f [6]int // y, mo, d, h, mi, s
-	ds := strings.Split(date, "-")
-	if len(ds) != 3 {
-		return nil, fmt.Errorf("date %q", v)
-	}
-	for i, p := range ds {
-		n, err := strconv.Atoi(p)
-		if err != nil {
-			return nil, fmt.Errorf("date %q", v)
-		}
-		f[i] = n
-	}
 	us := 0
-	if clock != "" {
+	ok := atoi3(date, "-", f[:3])
+	if ok && clock != "" {
 		hms, frac, _ := strings.Cut(clock, ".")
-		ts := strings.Split(hms, ":")
-		if len(ts) != 3 {
-			return nil, fmt.Errorf("datetime %q", v)
-		}
-		for i, p := range ts {
-			n, err := strconv.Atoi(p)
-			if err != nil {
-				return nil, fmt.Errorf("datetime %q", v)
-			}
-			f[3+i] = n
-		}
 		var err error
-		if us, err = micros(frac); err != nil {
-			return nil, fmt.Errorf("datetime %q", v)
-		}
+		us, err = micros(frac)
+		ok = atoi3(hms, ":", f[3:]) && err == nil
+	}
+	if !ok {
+		return nil, fmt.Errorf("datetime %q", v)
 	}
 	size := 0
 	switch {
@@ -258,20 +239,9 @@ func appendBinaryDatetime(dst []byte, v string) ([]byte, error) {
 func appendBinaryTime(dst []byte, v string) ([]byte, error) {
 	neg := strings.HasPrefix(v, "-")
 	hms, frac, _ := strings.Cut(strings.TrimPrefix(v, "-"), ".")
-	ts := strings.Split(hms, ":")
-	if len(ts) != 3 {
-		return nil, fmt.Errorf("time %q", v)
-	}
 	var f [3]int
-	for i, p := range ts {
-		n, err := strconv.Atoi(p)
-		if err != nil {
-			return nil, fmt.Errorf("time %q", v)
-		}
-		f[i] = n
-	}
 	us, err := micros(frac)
-	if err != nil {
+	if !atoi3(hms, ":", f[:]) || err != nil {
 		return nil, fmt.Errorf("time %q", v)
 	}
 	size := 0
@@ -296,6 +266,23 @@ func appendBinaryTime(dst []byte, v string) ([]byte, error) {
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(us))
 	}
 	return dst, nil
+}
+
+// atoi3 reads three integers separated by sep ("2026-01-02", "27:04:05")
+// into out.
+func atoi3(s, sep string, out []int) bool {
+	parts := strings.Split(s, sep)
+	if len(parts) != 3 {
+		return false
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return false
+		}
+		out[i] = n
+	}
+	return true
 }
 
 // micros reads up to six fraction digits as microseconds.
