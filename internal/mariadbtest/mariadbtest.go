@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -50,7 +51,7 @@ func Start(opt Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Dir: dir, Socket: filepath.Join(dir, "sock"), exited: make(chan struct{})}
+	s := &Server{Dir: dir, Socket: filepath.Join(dir, "sock")}
 	if err := s.start(opt); err != nil {
 		s.Stop()
 		return nil, err
@@ -78,32 +79,47 @@ func (s *Server) start(opt Options) error {
 	args := append([]string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--socket=" + s.Socket,
 		"--pid-file=" + filepath.Join(s.Dir, "pid"), "--log-error=" + s.logFile(),
 		"--innodb-buffer-pool-size=32M"}, asRoot...)
-	if opt.TCP {
+	if !opt.TCP {
+		return s.launch(append(append(args, "--skip-networking"), opt.Args...))
+	}
+	// A free port can be taken by someone else before mariadbd binds it
+	// (test packages run in parallel); then it exits and another is tried.
+	for attempt := 1; ; attempt++ {
 		port, err := FreePort()
 		if err != nil {
 			return err
 		}
 		s.Addr = fmt.Sprintf("127.0.0.1:%d", port)
-		args = append(args, fmt.Sprintf("--port=%d", port), "--bind-address=127.0.0.1")
-	} else {
-		args = append(args, "--skip-networking")
+		err = s.launch(append(append(args, fmt.Sprintf("--port=%d", port), "--bind-address=127.0.0.1"), opt.Args...))
+		if err == nil || attempt == 3 || !errors.Is(err, errExited) || !strings.Contains(s.Log(), "Address already in use") {
+			return err
+		}
 	}
-	s.cmd = exec.Command("mariadbd", append(args, opt.Args...)...)
+}
+
+// errExited is launch's error when mariadbd ends before it answers.
+var errExited = errors.New("mariadbd exited")
+
+// launch starts mariadbd with args and waits until root can connect (at
+// most a minute).
+func (s *Server) launch(args []string) error {
+	s.cmd, s.exited = exec.Command("mariadbd", args...), make(chan struct{})
 	dieWithParent(s.cmd)
 	// The kernel sends the parent-death signal when the thread that
 	// started the child ends, not the process, and Go ends threads (one an
 	// event loop locked and left, for instance). So mariadbd is started
 	// from a locked thread that waits for it.
+	cmd, exited := s.cmd, s.exited
 	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		if err := s.cmd.Start(); err != nil {
+		if err := cmd.Start(); err != nil {
 			started <- err
 			return
 		}
 		started <- nil
-		s.cmd.Wait()
-		close(s.exited)
+		cmd.Wait()
+		close(exited)
 	}()
 	if err := <-started; err != nil {
 		s.cmd = nil
@@ -124,8 +140,8 @@ func (s *Server) start(opt Options) error {
 			return nil
 		}
 		select {
-		case <-s.exited:
-			return fmt.Errorf("mariadbd exited:\n%s", s.Log())
+		case <-exited:
+			return fmt.Errorf("%w:\n%s", errExited, s.Log())
 		default:
 		}
 		if time.Now().After(deadline) {
