@@ -49,13 +49,15 @@ const (
 	Commit
 	// Rollback is ROLLBACK [WORK].
 	Rollback
+	// Kill is KILL [CONNECTION | QUERY] <id>; see Statement.Kill.
+	Kill
 )
 
 var kindNames = [...]string{
 	Forward: "Forward", AdminExecute: "AdminExecute", ShowBackends: "ShowBackends",
 	ShowComputeNodes: "ShowComputeNodes", Set: "Set", LocalSelect: "LocalSelect",
 	ShowWarnings: "ShowWarnings", ShowDatabases: "ShowDatabases", ShowVariables: "ShowVariables",
-	Use: "Use", Begin: "Begin", Commit: "Commit", Rollback: "Rollback",
+	Use: "Use", Begin: "Begin", Commit: "Commit", Rollback: "Rollback", Kill: "Kill",
 }
 
 func (k Kind) String() string {
@@ -78,6 +80,15 @@ type Statement struct {
 	Show *Show
 	// DB is the database of Use.
 	DB string
+	// Kill is set for Kill.
+	Kill *KillStmt
+}
+
+// KillStmt is KILL [CONNECTION | QUERY] id.
+type KillStmt struct {
+	ID uint32
+	// Query is true for KILL QUERY: the statement ends, the session stays.
+	Query bool
 }
 
 // The statements without parts are shared: classifying a forwarded query
@@ -170,6 +181,8 @@ func classify(sql string, parse func(string) (*Statement, error)) (*Statement, e
 		return simpleTxn(&l, stmtCommit), nil
 	case keyword(w, "ROLLBACK"):
 		return simpleTxn(&l, stmtRollback), nil
+	case keyword(w, "KILL"):
+		return classifyKill(&l), nil
 	case keyword(w, "START"):
 		t := l.next()
 		if t.kind == tokWord && keyword(t.text, "TRANSACTION") {
@@ -179,6 +192,32 @@ func classify(sql string, parse func(string) (*Statement, error)) (*Statement, e
 		}
 	}
 	return stmtForward, nil
+}
+
+// classifyKill reads KILL [CONNECTION | QUERY] <id>; other forms (MariaDB's
+// KILL USER, KILL QUERY ID, HARD/SOFT) are forwarded.
+func classifyKill(l *lexer) *Statement {
+	k := &KillStmt{}
+	t := l.next()
+	if t.kind == tokWord {
+		switch {
+		case keyword(t.text, "QUERY"):
+			k.Query = true
+		case keyword(t.text, "CONNECTION"):
+		default:
+			return stmtForward
+		}
+		t = l.next()
+	}
+	if t.kind != tokNumber {
+		return stmtForward
+	}
+	id, err := strconv.ParseUint(t.text, 10, 32)
+	if err != nil || expectEnd(l, "") != nil {
+		return stmtForward
+	}
+	k.ID = uint32(id)
+	return &Statement{Kind: Kill, Kill: k}
 }
 
 // hasFrom reports whether the rest of a SELECT has the keyword FROM outside

@@ -68,6 +68,13 @@ func TestClassifyKind(t *testing.T) {
 		{"ROLLBACK", Rollback},
 		{"ROLLBACK TO SAVEPOINT s1", Forward},
 		{"ADMIN SHOW REPLICA STATUS", Forward},
+		{"KILL 12", Kill},
+		{"kill query 12;", Kill},
+		{"KILL CONNECTION 7", Kill},
+		{"KILL HARD QUERY 7", Forward},
+		{"KILL USER bob", Forward},
+		{"KILL QUERY ID 7", Forward},
+		{"KILL 99999999999", Forward},
 		// The TiDB parser's literal driver panics on decimals of more than
 		// 81 digits (found by FuzzClassify): forwarded, not a crash.
 		{"SET " + strings.Repeat("0", 127) + ".", Forward},
@@ -83,6 +90,22 @@ func TestClassifyKind(t *testing.T) {
 		}
 		if st.Kind != tt.want {
 			t.Errorf("Classify(%q).Kind = %v, want %v", tt.sql, st.Kind, tt.want)
+		}
+	}
+}
+
+func TestClassifyKill(t *testing.T) {
+	for _, tt := range []struct {
+		sql  string
+		want KillStmt
+	}{
+		{"KILL 12", KillStmt{ID: 12}},
+		{"KILL QUERY 3", KillStmt{ID: 3, Query: true}},
+		{"kill connection 4 ;", KillStmt{ID: 4}},
+	} {
+		st, err := Classify(tt.sql)
+		if err != nil || st.Kind != Kill || *st.Kill != tt.want {
+			t.Errorf("Classify(%q) = %+v, %v; want Kill %+v", tt.sql, st, err, tt.want)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/google/pprof/profile"
 	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/heapproxy/heapproxy/backends"
 	"github.com/heapproxy/heapproxy/heapprof"
@@ -81,13 +82,11 @@ type nodeAnswer struct {
 }
 
 func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
-	if !s.srv.cfg.MayProfile(s.user) {
-		return s.sendError(mysql.NewError(mysql.ER_SPECIFIC_ACCESS_DENIED_ERROR, fmt.Sprintf(
-			"Access denied; user '%s' may not run ADMIN EXECUTE HeapProf (heapproxy's profile_users: %s)",
-			s.user, strings.Join(s.srv.cfg.ProfileUsers, ", "))))
+	if e := s.mayProfile("run ADMIN EXECUTE HeapProf"); e != nil {
+		return s.sendError(e)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.srv.cfg.Timeouts.Admin)
-	defer cancel()
+	ctx, done := s.startStatement(s.srv.cfg.Timeouts.Admin)
+	defer done()
 	started := time.Now()
 	single := a.Target.Frontend || len(a.Target.IDs) == 1
 	if single {
@@ -101,6 +100,10 @@ func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
 		}
 		out, err := s.srv.runHeapProf(ctx, node, a.Call)
 		s.logAdmin(a, node, started, err)
+		done() // the client is read again from here on
+		if e := interrupted(ctx); e != nil && err != nil && e.Code == mysql.ER_QUERY_INTERRUPTED {
+			return s.sendError(e) // killed; a timeout's own error says more
+		}
 		if err != nil {
 			if backends.ForwardToFE(err) && s.up != nil {
 				// A StarRocks BE has no HTTP switch; its FE's own ADMIN
@@ -127,6 +130,10 @@ func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
 		}()
 	}
 	wg.Wait()
+	done()
+	if e := interrupted(ctx); e != nil && e.Code == mysql.ER_QUERY_INTERRUPTED {
+		return s.sendError(e)
+	}
 	w, err := s.startResult(intColumn("node_id"), textColumn("status"), textColumn("result"))
 	if err != nil {
 		return err
@@ -141,6 +148,17 @@ func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
 		}
 	}
 	return w.finish()
+}
+
+// mayProfile refuses, as MySQL's 1227, what only profile_users may do:
+// profiling, reading profile data and seeing node addresses.
+func (s *session) mayProfile(what string) *mysql.MyError {
+	if s.srv.cfg.MayProfile(s.account) {
+		return nil
+	}
+	return mysql.NewError(mysql.ER_SPECIFIC_ACCESS_DENIED_ERROR, fmt.Sprintf(
+		"Access denied; account %s (logged in as '%s') may not %s: add it to heapproxy's profile_users (now: %s)",
+		s.account, s.user, what, strings.Join(s.srv.cfg.ProfileUsers, ", ")))
 }
 
 func (s *session) logAdmin(a *parser.AdminExecuteStmt, n backends.Node, started time.Time, err error) {
@@ -221,14 +239,6 @@ func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call par
 	// A fan-out runs this on goroutines of its own, outside the session's
 	// recover: a bug on one node's profile becomes that node's error.
 	defer srv.recoverAsError(node, &err)
-	switch call.Method {
-	case parser.MethodSnapshot, parser.MethodToDotFormat, parser.MethodDumpDotSnapshot, parser.MethodDiffDotSnapshot:
-		release, err := srv.dumpSlot(ctx, node)
-		if err != nil {
-			return "", err
-		}
-		defer release()
-	}
 	reg := srv.deps.Registry
 	switch call.Method {
 	case parser.MethodEnableProf:
@@ -264,17 +274,27 @@ func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call par
 		if err != nil {
 			return "", err
 		}
-		return srv.renderDOT(node, c, nil)
+		if c.snap.NodeID != node.ID {
+			// Rendered under this node's name, another node's graph
+			// would be taken for this one's.
+			return "", fmt.Errorf("snapshot %s is of node %d, not of node %d: run ADMIN EXECUTE ON %d to render it",
+				c.snap.ID, c.snap.NodeID, node.ID, c.snap.NodeID)
+		}
+		return srv.renderDOT(ctx, node, c, nil)
 	case parser.MethodDumpDotSnapshot:
 		c, err := srv.capture(ctx, node)
 		if err != nil {
 			return "", err
 		}
-		return srv.renderDOT(node, c, nil)
+		return srv.renderDOT(ctx, node, c, nil)
 	case parser.MethodDiffDotSnapshot:
 		base, err := srv.stored(ctx, call.Args[0].Str)
 		if err != nil {
 			return "", err
+		}
+		if base.snap.NodeID != node.ID {
+			return "", fmt.Errorf("snapshot %s is of node %d, not of node %d: a diff compares two snapshots of one node",
+				base.snap.ID, base.snap.NodeID, node.ID)
 		}
 		if base.prof == nil {
 			return "", fmt.Errorf("snapshot %s holds a graph rendered on the node, not a profile: it cannot be a diff base", base.snap.ID)
@@ -283,7 +303,7 @@ func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call par
 		if err != nil {
 			return "", err
 		}
-		return srv.renderDOT(node, c, base.prof)
+		return srv.renderDOT(ctx, node, c, base.prof)
 	case parser.MethodListSnapshots:
 		return srv.listSnapshots(ctx, node)
 	case parser.MethodScheduleSnapshots:
@@ -311,11 +331,6 @@ func (srv *Server) startSchedule(id int64, every time.Duration) {
 			return err
 		}
 		defer srv.recoverAsError(node, &err)
-		release, err := srv.dumpSlot(ctx, node)
-		if err != nil {
-			return err
-		}
-		defer release()
 		_, err = srv.capture(ctx, node)
 		return err
 	})
@@ -334,9 +349,11 @@ func (srv *Server) recoverAsError(node backends.Node, err *error) {
 	*err = fmt.Errorf("node %d: heapproxy failed on its profile (a bug; the log has the details): %v", node.ID, r)
 }
 
-// dumpSlot waits, within ctx, until fewer than Config.MaxDumps dumps run,
-// so that a statement over a whole cluster (or many sessions at once) does
-// not hold every node's profile in memory together. release frees the slot.
+// dumpSlot waits, within ctx, until fewer than Config.MaxDumps dumps are
+// worked on, so that a statement over a whole cluster (or many sessions at
+// once) does not hold every node's profile in memory together nor take
+// every core. Only CPU work holds a slot: waiting on a node does not, so
+// slow or dead nodes cannot starve healthy ones. release frees the slot.
 func (srv *Server) dumpSlot(ctx context.Context, node backends.Node) (release func(), err error) {
 	select {
 	case srv.dumps <- struct{}{}:
@@ -363,8 +380,47 @@ type captured struct {
 	prof *profile.Profile
 }
 
-// capture dumps a node, symbolizes the profile and stores both.
+// capture dumps a node, symbolizes the profile and stores both. Callers
+// that ask for the same node while a capture runs share it (one fetch, one
+// parse, one snapshot), each waiting within its own ctx. The shared work
+// has the first caller's deadline but goes on if that caller is killed or
+// leaves, for the others; the shutdown stops it.
 func (srv *Server) capture(ctx context.Context, node backends.Node) (*captured, error) {
+	ch := srv.captures.DoChan(strconv.FormatInt(node.ID, 10), func() (any, error) {
+		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		defer cancel()
+		if d, ok := ctx.Deadline(); ok {
+			var cancelDeadline context.CancelFunc
+			cctx, cancelDeadline = context.WithDeadline(cctx, d)
+			defer cancelDeadline()
+		}
+		stop := context.AfterFunc(srv.ctx, cancel)
+		defer stop()
+		return srv.captureOnce(cctx, node)
+	})
+	var r singleflight.Result
+	select {
+	case r = <-ch:
+	case <-ctx.Done():
+		if !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("dump of node %d: %w", node.ID, context.Cause(ctx))
+		}
+		// The shared work ends at the same deadline with an error that
+		// says what it was waiting for.
+		select {
+		case r = <-ch:
+		case <-time.After(100 * time.Millisecond):
+			return nil, fmt.Errorf("dump of node %d: %w", node.ID, context.Cause(ctx))
+		}
+	}
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	return r.Val.(*captured), nil
+}
+
+func (srv *Server) captureOnce(ctx context.Context, node backends.Node) (c *captured, err error) {
+	defer srv.recoverAsError(node, &err)
 	start := time.Now()
 	d, err := srv.deps.Registry.Dump(ctx, node)
 	srv.deps.Metrics.Dump(string(node.Kind), time.Since(start), err)
@@ -380,14 +436,20 @@ func (srv *Server) capture(ctx context.Context, node backends.Node) (*captured, 
 		Format:   d.Format.String(),
 		Raw:      d.Data,
 	}
-	c := &captured{snap: snap}
+	c = &captured{snap: snap}
 	var funcs []snapshot.Function
 	var stacks []snapshot.Stack
 	if d.Format != backends.FormatDOT {
 		if c.prof, err = srv.symbolized(ctx, node, d.Data); err != nil {
 			return nil, err
 		}
-		if funcs, stacks, err = snap.Attach(c.prof); err != nil {
+		release, err := srv.dumpSlot(ctx, node)
+		if err != nil {
+			return nil, err
+		}
+		funcs, stacks, err = snap.Attach(c.prof)
+		release()
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -409,6 +471,11 @@ func (srv *Server) stored(ctx context.Context, id string) (*captured, error) {
 	}
 	c := &captured{snap: snap}
 	if len(snap.Profile) > 0 {
+		release, err := srv.dumpSlot(ctx, backends.Node{ID: snap.NodeID})
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 		if c.prof, err = heapprof.Parse(snap.Profile); err != nil {
 			return nil, fmt.Errorf("snapshot %s: %w", id, err)
 		}
@@ -420,6 +487,11 @@ func (srv *Server) stored(ctx context.Context, id string) (*captured, error) {
 // when configured, else through its /pprof/symbol endpoint, else from the
 // mapped files on this machine. Go profiles arrive symbolized.
 func (srv *Server) symbolized(ctx context.Context, node backends.Node, raw []byte) (*profile.Profile, error) {
+	release, err := srv.dumpSlot(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { release() }()
 	p, err := heapprof.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("parse dump of node %d: %w", node.ID, err)
@@ -430,7 +502,11 @@ func (srv *Server) symbolized(ctx context.Context, node backends.Node, raw []byt
 	var sym heapprof.Symbolizer = &symbolize.Local{Binary: node.Binary, SearchPath: srv.deps.SymbolPath, Cache: srv.deps.Symbols}
 	if node.Binary == "" {
 		if remote, err := srv.deps.Registry.RemoteSymbolizer(node); err == nil {
+			// The node names the addresses: a wait on the network, which
+			// holds no slot.
 			sym = remote
+			release()
+			release = func() {}
 		}
 	}
 	if err := sym.Symbolize(ctx, p); err != nil {
@@ -440,10 +516,15 @@ func (srv *Server) symbolized(ctx context.Context, node backends.Node, raw []byt
 }
 
 // renderDOT renders jeprof's DOT graph of a capture, minus base if given.
-func (srv *Server) renderDOT(node backends.Node, c *captured, base *profile.Profile) (string, error) {
+func (srv *Server) renderDOT(ctx context.Context, node backends.Node, c *captured, base *profile.Profile) (string, error) {
 	if c.prof == nil {
 		return string(c.snap.Raw), nil // rendered on the node
 	}
+	release, err := srv.dumpSlot(ctx, node)
+	if err != nil {
+		return "", err
+	}
+	defer release()
 	opt := heapprof.DefaultOptions()
 	opt.Base = base
 	opt.Program = node.Binary
@@ -510,6 +591,9 @@ func (s *session) showBackends(query []byte, kind parser.Kind) error {
 			}
 			return s.client.flush()
 		}
+	}
+	if e := s.mayProfile("see the nodes' addresses (SHOW BACKENDS)"); e != nil {
+		return s.sendError(e)
 	}
 	compute := kind == parser.ShowComputeNodes
 	var nodes []backends.Node

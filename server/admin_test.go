@@ -410,7 +410,8 @@ func TestHeapProfErrors(t *testing.T) {
 // the upstream (MariaDB) does not know the statement.
 func TestShowBackends(t *testing.T) {
 	for _, upstream := range []string{"", env.addr} {
-		srv := startProxyDeps(t, Config{Upstream: upstream}, testDeps(t,
+		// Node addresses are for profile users.
+		srv := startProxyDeps(t, Config{Upstream: upstream, ProfileUsers: []string{"root", "app"}}, testDeps(t,
 			backends.Node{ID: 10001, Kind: backends.StarRocks, Host: "10.0.0.7", HTTPPort: 8040}))
 		h, p := hostPort(srv)
 		user, pw := "root", ""

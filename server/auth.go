@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	"go.uber.org/zap"
 )
 
 const nativePassword = "mysql_native_password"
@@ -31,6 +33,7 @@ func newSalt() []byte {
 // mysql_native_password (the embedded default).
 func (s *session) loginLocal() error {
 	salt := newSalt()
+	s.salt = salt
 	caps := uint32(proxyCaps)
 	if s.srv.clientTLS != nil {
 		caps |= mysql.CLIENT_SSL
@@ -48,9 +51,10 @@ func (s *session) loginLocal() error {
 	if err != nil {
 		return err
 	}
-	if err := s.checkLocalLogin(r, salt); err != nil {
+	if err := s.checkLocalLogin(r.user, r.caps, r.plugin, r.auth, salt); err != nil {
 		return err
 	}
+	s.account = Account{User: r.user, Known: true}
 	if s.db != "" {
 		if e := s.localUseDB(s.db); e != nil {
 			s.sendError(e)
@@ -60,12 +64,12 @@ func (s *session) loginLocal() error {
 	return s.sendOK()
 }
 
-// checkLocalLogin checks the client's login against heapproxy's user list,
-// first asking a client that started with another plugin to answer the salt
-// with mysql_native_password.
-func (s *session) checkLocalLogin(r *handshakeResponse, salt []byte) error {
-	reply := r.auth
-	if r.caps&mysql.CLIENT_PLUGIN_AUTH != 0 && r.plugin != "" && r.plugin != nativePassword {
+// checkLocalLogin checks a login (or COM_CHANGE_USER) against heapproxy's
+// user list, first asking a client that answered with another plugin to
+// answer the salt with mysql_native_password. A refusal is sent to the
+// client.
+func (s *session) checkLocalLogin(user string, caps uint32, plugin string, reply, salt []byte) error {
+	if caps&mysql.CLIENT_PLUGIN_AUTH != 0 && plugin != "" && plugin != nativePassword {
 		sw := append([]byte{hdrEOF}, nativePassword...)
 		sw = append(sw, 0)
 		sw = append(sw, salt...)
@@ -82,28 +86,26 @@ func (s *session) checkLocalLogin(r *handshakeResponse, salt []byte) error {
 		}
 		reply = append([]byte(nil), p...)
 	}
-	if !s.checkLocalPassword(reply, salt) {
-		s.sendError(s.accessDenied(len(reply) > 0))
+	if !s.checkLocalPassword(user, reply, salt) {
+		s.sendError(s.accessDenied(user, len(reply) > 0))
 		return errors.New("access denied")
 	}
 	return nil
 }
 
-func (s *session) checkLocalPassword(reply, salt []byte) bool {
-	for _, u := range s.srv.cfg.localUsers() {
-		if u.Name != s.user {
-			continue
-		}
-		stage2, err := u.stage2()
-		if err != nil {
-			return false
-		}
-		if stage2 == nil {
-			return len(reply) == 0
-		}
-		return len(reply) == 20 && mysql.CompareNativePassword(reply, stage2, salt)
+func (s *session) checkLocalPassword(user string, reply, salt []byte) bool {
+	u := s.srv.cfg.localUser(user)
+	if u == nil {
+		return false
 	}
-	return false
+	stage2, err := u.stage2()
+	if err != nil {
+		return false
+	}
+	if stage2 == nil {
+		return len(reply) == 0
+	}
+	return len(reply) == 20 && mysql.CompareNativePassword(reply, stage2, salt)
 }
 
 // loginUpstream relays authentication to the upstream: heapproxy greets the
@@ -140,6 +142,7 @@ func (s *session) loginUpstream(deadline time.Time) error {
 		caps |= mysql.CLIENT_SSL
 	}
 	salt := newSalt()
+	s.salt = salt
 	g := &greeting{
 		version: ug.version,
 		connID:  ug.connID, // so CONNECTION_ID() and KILL agree with the upstream
@@ -155,10 +158,11 @@ func (s *session) loginUpstream(deadline time.Time) error {
 	}
 	var login *User
 	if s.srv.cfg.Auth == AuthLocal {
-		if err := s.checkLocalLogin(r, salt); err != nil {
+		if err := s.checkLocalLogin(r.user, r.caps, r.plugin, r.auth, salt); err != nil {
 			return err
 		}
 		login = s.srv.cfg.localUser(r.user)
+		s.account = Account{User: r.user, Known: true}
 	}
 	if s.srv.upstreamTLS != nil {
 		if ug.caps&mysql.CLIENT_SSL == 0 {
@@ -197,7 +201,13 @@ func (s *session) loginUpstream(deadline time.Time) error {
 		fwd.caps |= mysql.CLIENT_CONNECT_WITH_DB
 	}
 	if login != nil {
-		return s.loginAs(fwd, login, ug)
+		user, password := login.upstreamAccount()
+		auth, err := scramble(ug.plugin, ug.salt, password)
+		if err != nil {
+			return err
+		}
+		fwd.user, fwd.plugin, fwd.auth = user, ug.plugin, auth
+		return s.authAs(fwd.encode(), user, password, ug.plugin, ug.salt)
 	}
 	if err := s.up.writePacket(fwd.encode()); err != nil {
 		return err
@@ -205,27 +215,98 @@ func (s *session) loginUpstream(deadline time.Time) error {
 	if err := s.up.flush(); err != nil {
 		return err
 	}
-	return s.relayAuth()
-}
-
-// loginAs logs in to the upstream with the account configured for a user
-// heapproxy checked itself (auth: local), speaking the upstream's auth
-// plugin, and hands the upstream's OK or ERR to the client.
-func (s *session) loginAs(fwd *handshakeResponse, u *User, ug *greeting) error {
-	user, password := u.upstreamAccount()
-	plugin, salt := ug.plugin, ug.salt
-	auth, err := scramble(plugin, salt, password)
-	if err != nil {
+	if err := s.relayAuth(); err != nil {
 		return err
 	}
-	fwd.user, fwd.plugin, fwd.auth = user, plugin, auth
+	s.learnAccount()
+	return nil
+}
+
+// learnAccount asks the upstream which account it authenticated
+// (CURRENT_USER()), once after each login, so that profile_users is
+// checked against it and not against the name the client typed: MariaDB's
+// anonymous account accepts any name. A session whose account cannot be
+// learned may not profile.
+func (s *session) learnAccount() {
+	s.account = Account{}
+	cell, err := s.queryUpstreamCell("SELECT CURRENT_USER()")
+	if err != nil {
+		s.log.Warn("cannot learn the upstream account; the session may not profile", zap.Error(err))
+		return
+	}
+	i := strings.LastIndexByte(cell, '@')
+	if i < 0 {
+		s.log.Warn("unexpected CURRENT_USER() from upstream; the session may not profile", zap.String("current_user", cell))
+		return
+	}
+	s.account = Account{User: cell[:i], Host: cell[i+1:], Known: true}
+}
+
+// queryUpstreamCell runs a query on the session's upstream connection
+// before the client's first command and returns the first column of its
+// first row (heapproxy's own question: nothing reaches the client).
+func (s *session) queryUpstreamCell(query string) (string, error) {
+	s.up.resetSeq()
+	if err := s.up.writePacket(append([]byte{mysql.COM_QUERY}, query...)); err != nil {
+		return "", err
+	}
+	if err := s.up.flush(); err != nil {
+		return "", err
+	}
+	p, err := s.up.readPacket(inspectLimit)
+	switch {
+	case err != nil:
+		return "", err
+	case len(p) == 0 || p[0] == hdrOK:
+		return "", fmt.Errorf("%s: no result set", query)
+	case p[0] == hdrErr:
+		return "", fmt.Errorf("%s: %w", query, parseErrPacket(p))
+	}
+	for { // column definitions up to EOF
+		if p, err = s.up.readPacket(inspectLimit); err != nil {
+			return "", err
+		}
+		if endsRows(p) {
+			break
+		}
+	}
+	if !isEOF(p) {
+		return "", fmt.Errorf("%s: %w", query, parseErrPacket(p))
+	}
+	var cell string
+	for rows := 0; ; rows++ {
+		if p, err = s.up.readPacket(inspectLimit); err != nil {
+			return "", err
+		}
+		if endsRows(p) {
+			break
+		}
+		if rows == 0 {
+			n, null, k := lenEncInt(p)
+			if k == 0 || null || uint64(len(p)-k) < n {
+				return "", fmt.Errorf("%s: malformed row", query)
+			}
+			cell = string(p[k : k+int(n)])
+		}
+	}
+	if !isEOF(p) {
+		return "", fmt.Errorf("%s: %w", query, parseErrPacket(p))
+	}
+	return cell, nil
+}
+
+// authAs logs in to the upstream (first is the login or COM_CHANGE_USER
+// packet) with the account configured for a user heapproxy checked itself
+// (auth: local), answering the upstream's auth plugin (plugin and salt as
+// first answered), and hands the upstream's OK or ERR to the client.
+func (s *session) authAs(first []byte, user, password, plugin string, salt []byte) error {
 	send := func(p []byte) error {
 		if err := s.up.writePacket(p); err != nil {
 			return err
 		}
 		return s.up.flush()
 	}
-	if err := send(fwd.encode()); err != nil {
+	if err := send(first); err != nil {
 		return err
 	}
 	for {
@@ -250,8 +331,9 @@ func (s *session) loginAs(fwd *handshakeResponse, u *User, ug *greeting) error {
 			}
 			plugin = string(rest[:i])
 			salt = switchSalt(plugin, rest[i+1:])
-			if auth, err = scramble(plugin, salt, password); err != nil {
-				return err
+			auth, serr := scramble(plugin, salt, password)
+			if serr != nil {
+				return serr
 			}
 			err = send(auth)
 		case p[0] == hdrAuthMore && len(p) == 2 && p[1] == 3: // caching_sha2 fast auth: OK follows

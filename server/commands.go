@@ -53,7 +53,12 @@ func (s *session) serve() error {
 		if s.srv.cfg.Timeouts.Idle > 0 {
 			s.client.conn.SetReadDeadline(time.Time{})
 		}
-		if err := s.dispatch(cmd); err != nil {
+		err = s.dispatch(cmd)
+		s.client.releaseLargeBuffer()
+		if s.up != nil {
+			s.up.releaseLargeBuffer()
+		}
+		if err != nil {
 			if errors.Is(err, errSessionOver) {
 				return nil
 			}
@@ -388,8 +393,11 @@ func (s *session) relayLocalInfile() error {
 	}
 }
 
-// changeUser relays COM_CHANGE_USER with the plugin renamed, so the upstream
+// changeUser answers COM_CHANGE_USER exactly like a first login: checked
+// against heapproxy's user list under auth: local and on the embedded
+// default, else relayed with the plugin renamed, so the upstream
 // re-authenticates through an auth switch with a fresh salt of its own.
+// A refused change ends the session, as on MySQL.
 func (s *session) changeUser(cmd command) error {
 	if cmd.more {
 		s.discardContinuation()
@@ -399,6 +407,21 @@ func (s *session) changeUser(cmd command) error {
 	if err != nil {
 		return s.sendError(mysql.NewError(mysql.ER_HANDSHAKE_ERROR, "malformed COM_CHANGE_USER"))
 	}
+	if s.up == nil || s.srv.cfg.Auth == AuthLocal {
+		err = s.changeUserLocal(cu)
+	} else {
+		err = s.changeUserUpstream(cu)
+	}
+	if err != nil {
+		s.log.Info("change user refused", zap.String("new_user", cu.user), zap.Error(err))
+		return errSessionOver
+	}
+	s.log.Info("user changed", zap.String("new_user", cu.user))
+	s.log = s.srv.log.With(zap.Uint32("conn", s.id), zap.String("user", s.user))
+	return nil
+}
+
+func (s *session) changeUserUpstream(cu *changeUser) error {
 	cu.plugin = passThroughPlugin
 	s.up.resetSeq()
 	if err := s.up.writePacket(cu.encode(s.caps | mysql.CLIENT_PLUGIN_AUTH)); err != nil {
@@ -407,13 +430,48 @@ func (s *session) changeUser(cmd command) error {
 	if err := s.up.flush(); err != nil {
 		return s.upstreamLost(err)
 	}
+	s.account = Account{}
 	if err := s.relayAuth(); err != nil {
-		s.log.Info("change user refused", zap.String("new_user", cu.user), zap.Error(err))
-		// The upstream closes the session after a failed COM_CHANGE_USER.
-		return errSessionOver
+		return err
 	}
-	s.log.Info("user changed", zap.String("new_user", cu.user))
-	s.user, s.db = cu.user, cu.db
-	s.log = s.srv.log.With(zap.Uint32("conn", s.id), zap.String("user", s.user))
+	s.setUser(cu.user)
+	s.db = cu.db
+	s.learnAccount()
+	return nil
+}
+
+// changeUserLocal checks the new user's password (answering the salt of the
+// greeting, as MySQL's COM_CHANGE_USER does) and, in front of an upstream,
+// changes the upstream session to that user's upstream account.
+func (s *session) changeUserLocal(cu *changeUser) error {
+	s.account = Account{}
+	if err := s.checkLocalLogin(cu.user, s.caps, cu.plugin, cu.auth, s.salt); err != nil {
+		return err
+	}
+	if s.up == nil {
+		s.closeLocalStmts()
+		s.sql, s.vars = nil, nil
+		s.status = mysql.SERVER_STATUS_AUTOCOMMIT
+		s.setUser(cu.user)
+		s.db = ""
+		s.account = Account{User: cu.user, Known: true}
+		if cu.db != "" {
+			if e := s.localUseDB(cu.db); e != nil {
+				s.sendError(e)
+				return fmt.Errorf("unknown database %q", cu.db)
+			}
+			s.db = cu.db
+		}
+		return s.sendOK()
+	}
+	user, password := s.srv.cfg.localUser(cu.user).upstreamAccount()
+	up := &changeUser{user: user, db: cu.db, charset: cu.charset, plugin: passThroughPlugin, attrs: cu.attrs}
+	s.up.resetSeq()
+	if err := s.authAs(up.encode(s.caps|mysql.CLIENT_PLUGIN_AUTH), user, password, "", nil); err != nil {
+		return err
+	}
+	s.setUser(cu.user)
+	s.db = cu.db
+	s.account = Account{User: cu.user, Known: true}
 	return nil
 }

@@ -28,7 +28,9 @@ type Config struct {
 	// "local" (heapproxy checks Users, then logs in to the upstream with
 	// each user's upstream account).
 	Auth string `yaml:"auth"`
-	// ProfileUsers may run ADMIN EXECUTE HeapProf statements.
+	// ProfileUsers may run ADMIN EXECUTE HeapProf statements and read
+	// profile data and node addresses (see MayProfile for how entries
+	// match accounts).
 	ProfileUsers []string `yaml:"profile_users"`
 	// TLS towards clients, offered when a certificate is configured.
 	TLS TLSConfig `yaml:"tls"`
@@ -39,10 +41,12 @@ type Config struct {
 	// plain-TCP sessions (see server/loop_linux.go): 0 means one per CPU,
 	// a negative number none (each session's goroutine relays them).
 	EventLoops int `yaml:"event_loops"`
-	// MaxDumps is how many profile dumps (fetch, symbolize, render) run at
-	// once across all sessions and schedules; the others wait, within the
-	// admin timeout. A dump of a large server holds tens of MB and a core.
-	// 0 means one per CPU.
+	// MaxDumps is how many dumps heapproxy works on at once (parse,
+	// symbolize with local files, render: the CPU work; fetching from the
+	// node and a node's own symbolizer do not hold a slot) across all
+	// sessions and schedules; the others wait, within the admin timeout.
+	// A dump of a large server holds tens of MB and a core. 0 means one
+	// per CPU.
 	MaxDumps int `yaml:"max_dumps"`
 	// Schedules are periodic snapshots started with the server, as if
 	// schedule_snapshots had been run (which lasts only until a restart).
@@ -51,6 +55,13 @@ type Config struct {
 	// connection and two descriptors); one more is answered ERR 1040, as
 	// MySQL does. 0 means defaultMaxConnections.
 	MaxConnections int `yaml:"max_connections"`
+	// MaxPendingLogins bounds the sessions that hold an upstream
+	// connection before their login is done (the upstream's greeting is
+	// needed to greet the client, so heapproxy dials it on accept). More
+	// wait for a slot within timeouts.handshake, so that silent TCP
+	// connections cannot use up the upstream's max_connections. 0 means
+	// defaultMaxPendingLogins.
+	MaxPendingLogins int `yaml:"max_pending_logins"`
 	// ServerVersion is announced in the embedded default; with an upstream
 	// the upstream's own version is relayed so drivers detect it.
 	ServerVersion string `yaml:"server_version"`
@@ -135,6 +146,11 @@ type Timeouts struct {
 // many; systemd's default of 524288 does.
 const defaultMaxConnections = 4096
 
+// defaultMaxPendingLogins is max_pending_logins when unset: well under
+// MariaDB's and MySQL's default max_connections (151), and far more
+// than the logins a pool opens at once.
+const defaultMaxPendingLogins = 32
+
 // DefaultConfig is the embedded default.
 func DefaultConfig() Config {
 	return Config{
@@ -152,8 +168,40 @@ func DefaultConfig() Config {
 
 func (c *Config) embedded() bool { return c.Upstream == "" }
 
-// MayProfile tells whether a user may run the profiling statements.
-func (c *Config) MayProfile(user string) bool { return slices.Contains(c.ProfileUsers, user) }
+// MayProfile tells whether an account may run the profiling statements
+// and read profile data. An entry of ProfileUsers names a user ("ops",
+// any host) or a user at one host exactly as the upstream writes it in
+// CURRENT_USER() ("ops@10.0.0.%"). The account is the one that was
+// authenticated: heapproxy's own user under auth: local and on the
+// embedded default, else the upstream's answer to CURRENT_USER(), never
+// just the name the client typed (an anonymous account accepts any name).
+func (c *Config) MayProfile(a Account) bool {
+	if !a.Known {
+		return false
+	}
+	return slices.ContainsFunc(c.ProfileUsers, func(entry string) bool {
+		return entry == a.User || entry == a.User+"@"+a.Host
+	})
+}
+
+// Account is who a session is logged in as, for profile_users.
+type Account struct {
+	User, Host string
+	// Known is false until the account was learned; such a session may
+	// not profile.
+	Known bool
+}
+
+// String is the account as MySQL writes it ('user'@'host').
+func (a Account) String() string {
+	if !a.Known {
+		return "(unknown account)"
+	}
+	if a.Host == "" {
+		return fmt.Sprintf("'%s'", a.User)
+	}
+	return fmt.Sprintf("'%s'@'%s'", a.User, a.Host)
+}
 
 // localUser is the configured user with the name (checked already).
 func (c *Config) localUser(name string) *User {
@@ -262,6 +310,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxConnections < 0 {
 		return fmt.Errorf("max_connections is %d: it must be 0 (%d) or more", c.MaxConnections, defaultMaxConnections)
+	}
+	if c.MaxPendingLogins < 0 {
+		return fmt.Errorf("max_pending_logins is %d: it must be 0 (%d) or more", c.MaxPendingLogins, defaultMaxPendingLogins)
 	}
 	if c.MaxDumps < 0 {
 		return fmt.Errorf("max_dumps is %d: it must be 0 (one per CPU) or more", c.MaxDumps)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path"
@@ -120,8 +121,12 @@ func (s *session) answerEmbedded(cmd command) error {
 		return s.sendError(mysql.NewError(mysql.ER_NOT_SUPPORTED_YET,
 			"COM_FIELD_LIST is not supported on heapproxy's embedded default; use SHOW COLUMNS FROM <table>"))
 	case mysql.COM_CHANGE_USER:
-		return s.sendError(mysql.NewError(mysql.ER_NOT_SUPPORTED_YET,
-			"COM_CHANGE_USER is not supported on the embedded default; reconnect as the other user"))
+		return s.changeUser(cmd)
+	case mysql.COM_PROCESS_KILL:
+		if len(cmd.data) < 5 {
+			return s.sendError(mysql.NewError(mysql.ER_MALFORMED_PACKET, "COM_PROCESS_KILL needs a 4-byte connection id"))
+		}
+		return s.kill(binary.LittleEndian.Uint32(cmd.data[1:5]), false)
 	}
 	return s.sendError(noUpstream())
 }
@@ -197,6 +202,8 @@ func (s *session) answerLocal(stmt *parser.Statement, query []byte) error {
 		return s.sendOK()
 	case parser.Begin, parser.Commit, parser.Rollback:
 		return s.sendOK() // nothing transactional lives here
+	case parser.Kill:
+		return s.kill(stmt.Kill.ID, stmt.Kill.Query)
 	}
 	return s.sendError(noUpstream())
 }

@@ -187,6 +187,18 @@ func (p *packetConn) writePacket(data []byte) error {
 
 func (p *packetConn) flush() error { return p.w.Flush() }
 
+// keptBufferSize bounds the packet buffer a connection keeps between
+// commands: a larger one, grown for one big packet, is dropped once that
+// command is done, so an idle session holds kilobytes whatever it sent.
+const keptBufferSize = 64 << 10
+
+// releaseLargeBuffer drops a packet buffer grown past keptBufferSize.
+func (p *packetConn) releaseLargeBuffer() {
+	if cap(p.buf) > keptBufferSize {
+		p.buf = nil
+	}
+}
+
 // relayPacket copies one logical packet from src to dst, renumbering it for
 // dst's sequence. It returns the packet's payload when it is small enough to
 // inspect, otherwise its first inspectLimit bytes; large packets (rows with

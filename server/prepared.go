@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -155,9 +154,9 @@ func (s *session) prepareLocal(query []byte) error {
 		return s.sendError(mysql.NewError(mysql.ER_MAX_PREPARED_STMT_COUNT_REACHED,
 			fmt.Sprintf("Can't create more than max_prepared_stmt_count statements (current value: %d); close the statements you no longer use", maxLocalStmts)))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.srv.cfg.Timeouts.Admin)
-	defer cancel()
+	ctx, done := s.startStatement(s.srv.cfg.Timeouts.Admin)
 	p, err := s.srv.deps.SQL.Prepare(ctx, sess, string(query))
+	done()
 	if err != nil {
 		return s.sendError(sqlError(err))
 	}
@@ -216,13 +215,13 @@ func (s *session) executeLocal(st *localStmt, body []byte) error {
 	if e != nil {
 		return s.sendError(e)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.srv.cfg.Timeouts.Admin)
-	defer cancel()
+	ctx, done := s.startStatement(s.srv.cfg.Timeouts.Admin)
+	defer done()
 	res, err := s.srv.deps.SQL.Execute(ctx, s.sql, st.p, args)
 	if err != nil {
-		return s.sendError(sqlError(err))
+		return s.sendError(statementError(ctx, err))
 	}
-	return s.writeSQLResult(res, true)
+	return s.writeSQLResult(ctx, res, true)
 }
 
 // bind reads the parameter values of a COM_STMT_EXECUTE body: flags (1),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/heapproxy/heapproxy/heapprof/symbolize"
 	"github.com/heapproxy/heapproxy/parser"
@@ -31,12 +32,20 @@ type Server struct {
 	deps        Deps
 	classifier  *parser.Classifier
 	schedule    *scheduler
-	loops       *eventLoops   // nil: sessions relay on their goroutines
-	dumps       chan struct{} // one token per running dump (Config.MaxDumps)
+	loops       *eventLoops        // nil: sessions relay on their goroutines
+	dumps       chan struct{}      // one token per dump worked on (Config.MaxDumps)
+	captures    singleflight.Group // node id -> the capture under way
 	maxConns    int
 
 	ln     net.Listener
 	nextID atomic.Uint32
+	// ctx is the parent of every statement heapproxy works on itself; it
+	// ends when the shutdown's grace is over.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// logins bounds sessions between accept and the end of login with an
+	// upstream connection each (Config.MaxPendingLogins).
+	logins chan struct{}
 
 	mu       sync.Mutex
 	sessions map[*session]struct{}
@@ -75,11 +84,17 @@ func New(cfg Config, log *zap.Logger, deps Deps) (*Server, error) {
 		schedule: newScheduler(log, cfg.Timeouts.Admin),
 		sessions: map[*session]struct{}{},
 	}
+	srv.ctx, srv.cancel = context.WithCancelCause(context.Background())
 	maxDumps := cfg.MaxDumps
 	if maxDumps == 0 {
 		maxDumps = runtime.NumCPU()
 	}
 	srv.dumps = make(chan struct{}, maxDumps)
+	pending := cfg.MaxPendingLogins
+	if pending == 0 {
+		pending = defaultMaxPendingLogins
+	}
+	srv.logins = make(chan struct{}, pending)
 	srv.maxConns = cfg.MaxConnections
 	if srv.maxConns == 0 {
 		srv.maxConns = defaultMaxConnections
@@ -226,15 +241,40 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	go func() { s.wg.Wait(); s.loops.stop(); close(done) }()
 	select {
 	case <-done:
+		s.cancel(errShutdown)
 		return nil
 	case <-ctx.Done():
+		// The grace is over: stop what runs (dumps, SQL) and close.
+		s.cancel(errShutdown)
 		s.loops.stop() // sessions in a loop come back and end
 		s.mu.Lock()
 		for sess := range s.sessions {
 			sess.closeConns()
 		}
 		s.mu.Unlock()
-		<-done
+		select {
+		case <-done:
+		case <-time.After(shutdownMargin):
+			s.log.Warn("shutdown: sessions still running after their statements were cancelled; leaving them",
+				zap.Duration("margin", shutdownMargin))
+		}
 		return fmt.Errorf("shutdown: closed sessions still running: %w", ctx.Err())
 	}
+}
+
+// shutdownMargin is how long Shutdown waits, after the grace, for
+// cancelled statements to notice before it returns anyway: the process
+// exits within timeouts.shutdown plus this.
+const shutdownMargin = 2 * time.Second
+
+// sessionByID finds a live session (KILL).
+func (s *Server) sessionByID(id uint32) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for sess := range s.sessions {
+		if sess.id == id {
+			return sess
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -28,12 +29,16 @@ type session struct {
 	client *packetConn
 	up     *packetConn // nil in the embedded default
 
-	caps   uint32 // negotiated with the client
-	user   string
-	db     string
-	status uint16           // last server status flags the client saw
-	vars   map[string]value // SET values on the embedded default
-	sql    *sqlview.Session // state in the heapprof SQL engine, made on first use
+	caps uint32 // negotiated with the client
+	user string // the name the client logged in with
+	// account is who was authenticated (see Config.MayProfile): what
+	// profile_users is checked against.
+	account Account
+	salt    []byte // the greeting's challenge (COM_CHANGE_USER answers it too)
+	db      string
+	status  uint16           // last server status flags the client saw
+	vars    map[string]value // SET values on the embedded default
+	sql     *sqlview.Session // state in the heapprof SQL engine, made on first use
 	// errSent is set by sendError: a multi-statement query on the embedded
 	// default stops at the first statement that failed.
 	errSent bool
@@ -46,6 +51,9 @@ type session struct {
 	mu   sync.Mutex
 	idle bool // waiting for the client's next command
 	done bool
+	// cancelRunning stops the statement heapproxy is answering itself
+	// (KILL QUERY); nil between statements.
+	cancelRunning context.CancelCauseFunc
 }
 
 func newSession(s *Server, c net.Conn, id uint32) *session {
@@ -67,7 +75,7 @@ func (s *session) run() {
 	if s.srv.cfg.embedded() {
 		err = s.loginLocal()
 	} else {
-		err = s.loginUpstream(deadline)
+		err = s.withLoginSlot(deadline, func() error { return s.loginUpstream(deadline) })
 	}
 	if err != nil {
 		s.log.Info("login failed", zap.String("user", s.user), zap.Error(err))
@@ -89,6 +97,33 @@ func (s *session) run() {
 		fields = append(fields, zap.Error(err))
 	}
 	s.log.Info("connection closed", fields...)
+}
+
+// withLoginSlot runs an upstream login once fewer than max_pending_logins
+// are under way, waiting until deadline for a slot; none is an ERR 1040
+// in place of the greeting, as MySQL answers when it is full.
+func (s *session) withLoginSlot(deadline time.Time, login func() error) error {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	got := false
+	select {
+	case s.srv.logins <- struct{}{}:
+		got = time.Now().Before(deadline)
+		if !got {
+			<-s.srv.logins // a slot came too late for this login
+		}
+	case <-t.C:
+	}
+	if !got {
+		n := cap(s.srv.logins)
+		s.client.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		s.sendError(&mysql.MyError{Code: mysql.ER_CON_COUNT_ERROR, State: "08004", Message: fmt.Sprintf(
+			"Too many connections: %d logins to the upstream were under way for timeouts.handshake (max_pending_logins)", n)})
+		s.srv.deps.Metrics.Error("max_pending_logins")
+		return fmt.Errorf("no login slot free (max_pending_logins %d)", n)
+	}
+	defer func() { <-s.srv.logins }()
+	return login()
 }
 
 func (s *session) isTLS() bool {
@@ -188,16 +223,17 @@ func (s *session) readHandshakeResponse() (*handshakeResponse, error) {
 		s.sendError(mysql.NewError(mysql.ER_HANDSHAKE_ERROR, "Bad handshake"))
 		return nil, fmt.Errorf("parse handshake response: %w", err)
 	}
-	s.user, s.db = r.user, r.db
+	s.setUser(r.user)
+	s.db = r.db
 	return r, nil
 }
 
-func (s *session) accessDenied(usedPassword bool) *mysql.MyError {
+func (s *session) accessDenied(user string, usedPassword bool) *mysql.MyError {
 	yes := "NO"
 	if usedPassword {
 		yes = "YES"
 	}
 	host, _, _ := net.SplitHostPort(s.client.conn.RemoteAddr().String())
 	return mysql.NewError(mysql.ER_ACCESS_DENIED_ERROR,
-		fmt.Sprintf("Access denied for user '%s'@'%s' (using password: %s)", s.user, host, yes))
+		fmt.Sprintf("Access denied for user '%s'@'%s' (using password: %s)", user, host, yes))
 }

@@ -32,19 +32,19 @@ func (s *session) querySQL(query []byte) error {
 	if e != nil {
 		return s.sendError(e)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.srv.cfg.Timeouts.Admin)
-	defer cancel()
+	ctx, done := s.startStatement(s.srv.cfg.Timeouts.Admin)
+	defer done()
 	res, err := s.srv.deps.SQL.Query(ctx, sess, string(query))
 	if err != nil {
-		return s.sendError(sqlError(err))
+		return s.sendError(statementError(ctx, err))
 	}
-	return s.writeSQLResult(res, false)
+	return s.writeSQLResult(ctx, res, false)
 }
 
 // writeSQLResult streams an engine result to the client as an OK packet or
 // a result set, in the text protocol or (for prepared statements) the
 // binary one, and closes it.
-func (s *session) writeSQLResult(res *sqlview.Result, binaryRows bool) error {
+func (s *session) writeSQLResult(ctx context.Context, res *sqlview.Result, binaryRows bool) error {
 	defer res.Close()
 	s.db = s.sql.Database()
 	if res.Columns == nil {
@@ -65,7 +65,7 @@ func (s *session) writeSQLResult(res *sqlview.Result, binaryRows bool) error {
 		}
 		if err != nil {
 			// An ERR packet may end a result set midway.
-			return s.sendError(sqlError(err))
+			return s.sendError(statementError(ctx, err))
 		}
 		if binaryRows {
 			if w.row, err = appendBinaryRow(w.row[:0], cols, row); err != nil {

@@ -32,8 +32,17 @@ type fileConfig struct {
 	// Discovery reads the nodes of a StarRocks/Doris FE upstream.
 	Discovery discoveryConfig `yaml:"discovery"`
 	// HTTP is the address of the snapshot view, /metrics and /healthz;
-	// empty serves none.
+	// empty serves none. Off loopback the view asks for the credentials
+	// of a profile user (basic auth, checked like a MySQL login) or
+	// HTTPBearerToken.
 	HTTP string `yaml:"http"`
+	// HTTPAllowedHosts are further names the view answers to (its Host
+	// header is checked against DNS rebinding).
+	HTTPAllowedHosts []string `yaml:"http_allowed_hosts"`
+	// HTTPBearerToken is accepted as "Authorization: Bearer <token>" (a
+	// Prometheus scraper's); HTTPBearerTokenFile reads it from a file.
+	HTTPBearerToken     string `yaml:"http_bearer_token"`
+	HTTPBearerTokenFile string `yaml:"http_bearer_token_file"`
 	// Snapshots says where dumps are kept and for how long.
 	Snapshots snapshotsConfig `yaml:"snapshots"`
 }

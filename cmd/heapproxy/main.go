@@ -6,10 +6,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
-
 	"runtime"
+	"strings"
 	"syscall"
 
 	"go.uber.org/zap"
@@ -116,7 +117,20 @@ func run(args []string) error {
 	metrics := web.NewMetrics(web.DefaultDumpBuckets())
 	deps.Metrics = metrics
 	if cfg.HTTP != "" {
-		h, err := web.New(web.Options{Store: server.WebStore(store), Metrics: metrics, Logger: log})
+		opts := web.Options{Store: server.WebStore(store), Metrics: metrics, Logger: log,
+			ListenAddr: cfg.HTTP, AllowedHosts: cfg.HTTPAllowedHosts, BearerToken: cfg.HTTPBearerToken}
+		if cfg.HTTPBearerTokenFile != "" {
+			b, err := os.ReadFile(cfg.HTTPBearerTokenFile)
+			if err != nil {
+				return fmt.Errorf("http_bearer_token_file: %w", err)
+			}
+			opts.BearerToken = strings.TrimSpace(string(b))
+		}
+		if !onLoopback(cfg.HTTP) {
+			// Profiles are for profile users: off loopback, a login.
+			opts.Authenticator = server.NewWebAuthenticator(cfg.Config)
+		}
+		h, err := web.New(opts)
 		if err != nil {
 			return err
 		}
@@ -124,7 +138,12 @@ func run(args []string) error {
 		if err != nil {
 			return err
 		}
-		defer stopHTTP(context.Background())
+		defer func() {
+			// Open page loads get the shutdown's grace, not forever.
+			ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeouts.Shutdown)
+			defer cancel()
+			stopHTTP(ctx)
+		}()
 	}
 	srv, err := server.New(cfg.Config, log, deps)
 	if err != nil {
@@ -147,6 +166,19 @@ func run(args []string) error {
 		log.Warn("shutdown", zap.Error(err))
 	}
 	return <-errc
+}
+
+// onLoopback tells an address only this machine reaches.
+func onLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // wire builds the node registry (configured nodes, heapproxy itself, and

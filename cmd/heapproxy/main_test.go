@@ -162,3 +162,46 @@ func TestREADMEConfigExamples(t *testing.T) {
 		}
 	}
 }
+
+// SIGTERM while a heavy heapprof query runs: heapproxy exits within
+// timeouts.shutdown plus a small margin, cancelling the query, and frees
+// the store so that a restart on the same directory starts.
+func TestSIGTERMCancelsRunningWork(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(t.TempDir(), "heapproxy.yaml")
+	if err := os.WriteFile(conf, []byte("self_profile_active: true\ntimeouts: {shutdown: 1s}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addrs, cmd := startBinaryAddrs(t, 1, "--config", conf, "--listen", "127.0.0.1:0", "--data-dir", dir)
+	host, port, _ := strings.Cut(addrs["listening"], ":")
+	mariadb := func(sql string) *exec.Cmd {
+		return exec.Command("mariadb", "--no-defaults", "-h", host, "-P", port, "-uroot", "-N", "-e", sql)
+	}
+	for range 3 {
+		if out, err := mariadb("ADMIN EXECUTE ON 1 'System.print(HeapProf.getInstance().snapshot())'").CombinedOutput(); err != nil {
+			t.Fatalf("snapshot: %v\n%s", err, out)
+		}
+	}
+	heavy := mariadb(`SELECT COUNT(*) FROM heapprof.functions a, heapprof.functions b, heapprof.functions c,
+heapprof.functions d, heapprof.functions e, heapprof.functions f`)
+	if err := heavy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer heavy.Process.Kill()
+	time.Sleep(time.Second)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second): // timeouts.shutdown 1 s, a 2 s margin, and slack for a loaded machine
+		t.Fatal("heapproxy still runs 15 s after SIGTERM with timeouts.shutdown 1s")
+	}
+	heavy.Wait()
+	addrs, _ = startBinaryAddrs(t, 1, "--listen", "127.0.0.1:0", "--data-dir", dir)
+	if addrs["listening"] == "" {
+		t.Fatal("restart on the same data directory did not listen")
+	}
+}

@@ -20,7 +20,13 @@ func (snapshots) Profile(_ context.Context, id string) ([]byte, error) {
 // same Metrics from its connection and dump paths.
 func ExampleNew() {
 	metrics := web.NewMetrics(nil)
-	h, err := web.New(web.Options{Store: snapshots{}, Metrics: metrics})
+	h, err := web.New(web.Options{
+		Store:   snapshots{},
+		Metrics: metrics,
+		// On loopback and without credentials configured the view is open;
+		// anywhere else it needs an Authenticator or a BearerToken.
+		ListenAddr: "127.0.0.1:8060",
+	})
 	if err != nil {
 		panic(err)
 	}

@@ -110,12 +110,70 @@ func (h *Handler) readProfile(ctx context.Context, id string) (*profile.Profile,
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: parse profile: %w", id, err)
 	}
+	defuseDOTStrings(p)
 	if p.DropFrames == "" {
 		// pprof then cuts stacks at the allocator as jeprof does; without it
 		// a jemalloc profile charges everything to jemalloc's internals.
 		p.DropFrames = allocatorFrames()
 	}
 	return p, nil
+}
+
+// dotQuoteFree replaces the two characters that end or escape a quoted DOT
+// string with look-alikes.
+var dotQuoteFree = strings.NewReplacer(`"`, "\uff02", `\`, "\u29f5")
+
+// defuseDOTStrings makes the profile's strings that pprof's graph page
+// writes into its DOT source unescaped safe to write there: sample label
+// keys and values and units (its tag boxes), file names and mapping file
+// names (node labels at file and line granularity). pprof escapes
+// function names itself. Without this a node could send a label value
+// such as `"];X[URL="javascript:..."];Y[label="` and have Graphviz draw a
+// link of its choosing into the page.
+func defuseDOTStrings(p *profile.Profile) {
+	defuse := func(s string) string {
+		if strings.ContainsAny(s, `"\`) {
+			return dotQuoteFree.Replace(s)
+		}
+		return s
+	}
+	for _, f := range p.Function {
+		f.Filename = defuse(f.Filename)
+	}
+	for _, m := range p.Mapping {
+		m.File = defuse(m.File)
+	}
+	for _, s := range p.Sample {
+		if len(s.Label) > 0 {
+			l := make(map[string][]string, len(s.Label))
+			for k, vs := range s.Label {
+				out := make([]string, len(vs))
+				for i, v := range vs {
+					out[i] = defuse(v)
+				}
+				l[defuse(k)] = out
+			}
+			s.Label = l
+		}
+		if len(s.NumLabel) > 0 {
+			nl := make(map[string][]int64, len(s.NumLabel))
+			for k, v := range s.NumLabel {
+				nl[defuse(k)] = v
+			}
+			s.NumLabel = nl
+		}
+		if len(s.NumUnit) > 0 {
+			nu := make(map[string][]string, len(s.NumUnit))
+			for k, vs := range s.NumUnit {
+				out := make([]string, len(vs))
+				for i, v := range vs {
+					out[i] = defuse(v)
+				}
+				nu[defuse(k)] = out
+			}
+			s.NumUnit = nu
+		}
+	}
 }
 
 // allocatorFrames is a drop_frames regexp (pprof anchors it and matches

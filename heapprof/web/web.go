@@ -6,6 +6,14 @@
 // The package does not know the snapshot store; it asks a Store, which the
 // server adapts to whatever keeps the snapshots.
 //
+// Access: every request's Host must name the view (Options.ListenAddr's
+// host, the loopback names on a loopback listener, Options.AllowedHosts, or
+// the IP address the request arrived on), so that a DNS-rebinding page
+// cannot read it. Every request but /healthz needs credentials, HTTP basic
+// auth checked by Options.Authenticator or Options.BearerToken, unless the
+// listener is on loopback and neither is configured. Pages carry a
+// Content-Security-Policy that runs pprof's own scripts only.
+//
 // pprof's web UI reads the user's saved pprof configurations from
 // os.UserConfigDir, so $HOME (or $XDG_CONFIG_HOME) must be set; without it
 // the views answer 500 with pprof's reason. Graph pages need Graphviz's dot.
@@ -80,11 +88,35 @@ type Options struct {
 	// MaxConcurrentPages bounds the pprof pages rendered at once (default
 	// 4); each graph page runs Graphviz's dot. Others wait their turn.
 	MaxConcurrentPages int
+
+	// Access. Every request but /healthz needs credentials (HTTP basic
+	// auth checked by Authenticator, or BearerToken) unless the listener is
+	// on loopback and neither is configured. Every request's Host must name
+	// this view (see AllowedHosts), which defeats DNS rebinding.
+
+	// ListenAddr is the address the view's listener is bound to (the
+	// --http flag, "127.0.0.1:9040"): it decides whether the listener is on
+	// loopback and is one of the allowed Hosts. Empty: each request's
+	// local address stands for it, so a request that arrived on a loopback
+	// address counts as local; set it.
+	ListenAddr string
+	// Authenticator checks basic auth credentials; nil: basic auth is not
+	// accepted.
+	Authenticator Authenticator
+	// BearerToken, when set, is accepted as "Authorization: Bearer <token>"
+	// (for Prometheus and scripts); compared in constant time.
+	BearerToken string
+	// AllowedHosts are further names (host or host:port; the port is not
+	// compared) the view answers to, as in a reverse proxy's or DNS name.
+	// Always allowed: ListenAddr's host; localhost, 127.0.0.1 and [::1] on
+	// a loopback listener; the IP address a request arrived on.
+	AllowedHosts []string
 }
 
 // Handler serves the HTTP view. Create it with New.
 type Handler struct {
 	opts    Options
+	access  *access
 	log     *zap.Logger
 	metrics *Metrics
 	views   *viewCache
@@ -112,9 +144,20 @@ func New(opts Options) (*Handler, error) {
 	if opts.MaxConcurrentPages <= 0 {
 		opts.MaxConcurrentPages = 4
 	}
-	h := &Handler{opts: opts, log: opts.Logger, metrics: opts.Metrics}
+	acc, err := newAccess(opts)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{opts: opts, access: acc, log: opts.Logger, metrics: opts.Metrics}
 	if h.log == nil {
 		h.log = zap.NewNop()
+	}
+	switch {
+	case opts.ListenAddr == "":
+		h.log.Warn("web: Options.ListenAddr not set; requests arriving on a loopback address count as local")
+	case !acc.loopback && opts.Authenticator == nil && opts.BearerToken == "":
+		h.log.Warn("web: the HTTP view is not on loopback and has no credentials configured; it will refuse every request but /healthz",
+			zap.String("listen", opts.ListenAddr))
 	}
 	if h.metrics == nil {
 		h.metrics = NewMetrics(nil)
@@ -149,8 +192,12 @@ func New(opts Options) (*Handler, error) {
 // Metrics returns the metrics served on /metrics, for the server to count into.
 func (h *Handler) Metrics() *Metrics { return h.metrics }
 
-// ServeHTTP routes a request.
+// ServeHTTP checks the request's Host and credentials, then routes it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	setSecurityHeaders(w.Header())
+	if !h.guard(w, r) {
+		return
+	}
 	h.mux.ServeHTTP(w, r)
 }
 
@@ -222,7 +269,11 @@ func (h *Handler) serveView(w http.ResponseWriter, r *http.Request, key viewKey,
 	}
 	r2 := r.Clone(r.Context())
 	r2.URL.Path, r2.URL.RawPath = page, ""
-	ph.ServeHTTP(w, r2)
+	pw := &pageWriter{w: w}
+	ph.ServeHTTP(pw, r2)
+	if err := pw.finish(); err != nil {
+		h.log.Debug("write pprof page", zap.String("page", page), zap.Error(err))
+	}
 }
 
 // serveError answers a failed view or download: 404 for an unknown
