@@ -6,10 +6,14 @@
 package backends
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -62,13 +66,17 @@ type Node struct {
 	Binary string
 	// HTTPUser and HTTPPassword, when set, go as HTTP basic auth: a Doris
 	// BE with enable_all_http_auth=true refuses its profiling handlers
-	// (HttpHandlerWithAuth) without them.
+	// (HttpHandlerWithAuth) without them. YAML: http_user, http_password
+	// or http_password_file (ReadSecretFile). The password prints as
+	// "***" (Secret, Node.Format).
 	HTTPUser     string
 	HTTPPassword Secret
 	// Source is SourceConfig, SourceDiscovered or SourceBuiltin.
 	Source   string
 	Alive    bool
 	LastSeen time.Time
+	// ErrMsg is why the last liveness check failed (SHOW BACKENDS ErrMsg).
+	ErrMsg string
 }
 
 // Secret is a password that prints as "***", so logging a Node does not
@@ -85,6 +93,62 @@ func (s Secret) String() string {
 // GoString hides the secret from %#v too.
 func (s Secret) GoString() string { return strconv.Quote(s.String()) }
 
+// Format prints "***" (or nothing for an empty secret) for every verb, so
+// no fmt verb (%s, %q, %x, %d...) shows the password.
+func (s Secret) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		_, _ = io.WriteString(f, s.GoString())
+		return
+	}
+	_, _ = io.WriteString(f, s.String())
+}
+
+// MarshalText hides the secret from encoders (JSON, YAML, zap.Any).
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// maxSecretFileBytes bounds a password file.
+const maxSecretFileBytes = 4 << 10
+
+// ReadSecretFile reads a password from a file (YAML http_password_file):
+// the whole file, without its trailing line break, at most 4 KiB. Errors
+// name the file, never its content.
+func ReadSecretFile(path string) (Secret, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("password file: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretFileBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("password file %s: %w", path, err)
+	}
+	if len(b) > maxSecretFileBytes {
+		return "", fmt.Errorf("password file %s: more than %d bytes", path, maxSecretFileBytes)
+	}
+	b = bytes.TrimRight(b, "\r\n")
+	if len(b) == 0 {
+		return "", fmt.Errorf("password file %s is empty", path)
+	}
+	return Secret(b), nil
+}
+
+// plainNode has Node's fields and none of its methods, for Format.
+type plainNode Node
+
+// Format prints the node's fields (HTTPPassword as "***") for %v, %+v and
+// %s, and Go syntax for %#v, so logging or printing a Node never shows its
+// password.
+func (n Node) Format(f fmt.State, verb rune) {
+	switch {
+	case verb == 'v' && f.Flag('#'):
+		_, _ = io.WriteString(f, "backends.Node"+strings.TrimPrefix(fmt.Sprintf("%#v", plainNode(n)), "backends.plainNode"))
+	case verb == 'v' && f.Flag('+'):
+		fmt.Fprintf(f, "%+v", plainNode(n))
+	default:
+		fmt.Fprintf(f, "%v", plainNode(n))
+	}
+}
+
 // Addr is the node's HTTP address, host:port.
 func (n Node) Addr() string {
 	if n.Kind == Self {
@@ -93,8 +157,9 @@ func (n Node) Addr() string {
 	return net.JoinHostPort(n.Host, strconv.Itoa(n.HTTPPort))
 }
 
-// BaseURL is the root of the node's HTTP API.
-func (n Node) BaseURL() string { return "http://" + n.Addr() }
+// BaseURL is the root of the node's HTTP API, built from Host and HTTPPort
+// as a url.URL (IPv6 in brackets), never by pasting text.
+func (n Node) BaseURL() string { return n.endpoint("").String() }
 
 // Format says how Dump.Data is encoded.
 type Format int

@@ -73,7 +73,7 @@ func (d dorisDriver) setActive(ctx context.Context, n Node, op string, on bool) 
 			"profiling is on only when be.conf's JEMALLOC_CONF has prof:true,prof_active:true"}
 	}
 	if a.status != http.StatusOK {
-		return &NodeError{Node: n, Op: op, Err: &statusError{Method: http.MethodGet, Path: path, Status: a.status, Body: a.body}}
+		return &NodeError{Node: n, Op: op, Err: a.statusErr(http.MethodGet, path)}
 	}
 	return nil
 }
@@ -186,7 +186,7 @@ func (d greptimeDriver) post(ctx context.Context, n Node, op, path string) error
 		return err
 	}
 	if a.status != http.StatusOK {
-		return &NodeError{Node: n, Op: op, Err: &statusError{Method: http.MethodPost, Path: path, Status: a.status, Body: a.body}}
+		return &NodeError{Node: n, Op: op, Err: a.statusErr(http.MethodPost, path)}
 	}
 	return nil
 }
@@ -209,7 +209,7 @@ func (d greptimeDriver) Status(ctx context.Context, n Node) (bool, error) {
 		return false, err
 	}
 	if a.status != http.StatusOK {
-		return false, &NodeError{Node: n, Op: OpStatus, Err: &statusError{Method: http.MethodGet, Path: path, Status: a.status, Body: a.body}}
+		return false, &NodeError{Node: n, Op: OpStatus, Err: a.statusErr(http.MethodGet, path)}
 	}
 	var st struct {
 		Active *bool `json:"active"`
@@ -245,7 +245,7 @@ func (d tikvDriver) toggle(ctx context.Context, n Node, op, path string) error {
 			"; toggle heap profiling with the TiKV config memory.enable_heap_profiling " +
 			"(SET CONFIG tikv `memory.enable_heap_profiling`=true|false through TiDB)"}
 	}
-	return &NodeError{Node: n, Op: op, Err: &statusError{Method: http.MethodGet, Path: path, Status: a.status, Body: a.body}}
+	return &NodeError{Node: n, Op: op, Err: a.statusErr(http.MethodGet, path)}
 }
 
 func (d tikvDriver) Enable(ctx context.Context, n Node) error {
@@ -316,10 +316,17 @@ func (d goDriver) Dump(ctx context.Context, n Node) (*Dump, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := profile.ParseData(body); err != nil {
-		return nil, badAnswer(n, OpDump, http.MethodGet, path, "a pprof heap profile ("+err.Error()+")", body)
+	// profile.ParseData would inflate a gzip bomb without bound: inflate
+	// here within max_dump_bytes, then hand on the flat protobuf, so no
+	// later reader of Dump.Data inflates node data again.
+	flat, err := inflate(body, d.c.maxBytes)
+	if err != nil {
+		return nil, &NodeError{Node: n, Op: OpDump, Err: fmt.Errorf("GET %s: %w", path, err)}
 	}
-	return &Dump{Data: body, Format: FormatPprof, TakenAt: time.Now(), Node: n}, nil
+	if _, err := profile.ParseData(flat); err != nil {
+		return nil, badAnswer(n, OpDump, http.MethodGet, path, "a gzipped pprof protobuf (net/http/pprof); is this node a Go service?", body)
+	}
+	return &Dump{Data: flat, Format: FormatPprof, TakenAt: time.Now(), Node: n}, nil
 }
 
 func (d goDriver) SymbolURL(n Node) string { return n.BaseURL() + "/debug/pprof/symbol" }

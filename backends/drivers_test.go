@@ -3,11 +3,13 @@ package backends
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -16,6 +18,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // jenodeFuncs are the functions jenode allocates in.
@@ -478,16 +482,21 @@ func TestDorisHTTPAuth(t *testing.T) {
 	reg.Add(anon)
 	err := reg.Enable(ctx, anon)
 	var ne *NodeError
-	if !errors.As(err, &ne) || !strings.Contains(err.Error(), "HTTP 401") || !strings.Contains(err.Error(), "HTTP user and password") {
+	if !errors.As(err, &ne) || !strings.Contains(err.Error(), "HTTP 401") || !strings.Contains(err.Error(), "set http_user and http_password or http_password_file") {
 		t.Fatalf("Enable without credentials = %v", err)
 	}
 	t.Log(err)
 	wrong := anon
 	wrong.HTTPUser, wrong.HTTPPassword = "root", "guess"
 	reg.Add(wrong)
-	if err := reg.Enable(ctx, wrong); err == nil || !strings.Contains(err.Error(), "HTTP 401") {
+	err = reg.Enable(ctx, wrong)
+	if err == nil || !strings.Contains(err.Error(), "HTTP 403") || !strings.Contains(err.Error(), "check http_user and http_password / http_password_file") {
 		t.Fatalf("Enable with a wrong password = %v", err)
 	}
+	if strings.Contains(err.Error(), "guess") {
+		t.Fatalf("the error shows the password: %v", err)
+	}
+	t.Log(err)
 	good := anon
 	good.HTTPUser, good.HTTPPassword = "root", "s3cret"
 	reg.Add(good)
@@ -500,8 +509,28 @@ func TestDorisHTTPAuth(t *testing.T) {
 		t.Fatalf("Dump with credentials: %v", err)
 	}
 	checkDOT(t, d.Data)
-	if s := fmt.Sprintf("%v %+v %#v", good, good, good); strings.Contains(s, "s3cret") {
-		t.Errorf("a printed node shows its password: %s", s)
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+		for _, v := range []any{good, &good, good.HTTPPassword, []Node{good}, map[int64]Node{1: good}} {
+			if s := fmt.Sprintf(verb, v); strings.Contains(s, "s3cret") || strings.Contains(s, fmt.Sprintf("%x", "s3cret")) {
+				t.Errorf("%s of %T shows the password: %s", verb, v, s)
+			}
+		}
+	}
+	if b, err := json.Marshal(good); err != nil || strings.Contains(string(b), "s3cret") {
+		t.Errorf("JSON of a node shows the password: %s %v", b, err)
+	}
+	var logged strings.Builder
+	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(&logged), zap.DebugLevel))
+	log.Info("node", zap.Any("node", good), zap.Stringer("password", good.HTTPPassword))
+	if strings.Contains(logged.String(), "s3cret") || !strings.Contains(logged.String(), "***") {
+		t.Errorf("a zap log shows the password: %s", logged.String())
+	}
+	pwFile := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pwFile, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if pw, err := ReadSecretFile(pwFile); err != nil || pw != "s3cret" {
+		t.Errorf("ReadSecretFile = %v, %v", pw, err)
 	}
 	sym, err := reg.RemoteSymbolizer(good)
 	if err != nil {

@@ -2,6 +2,11 @@ package backends
 
 import (
 	"bytes"
+	"errors"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -39,7 +44,7 @@ func FuzzParseSymbolAnswer(f *testing.F) {
 	f.Add([]byte("<html>nope</html>"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		names := map[uint64][]string{}
-		if err := parseSymbolAnswer(body, true, names); err != nil {
+		if err := parseSymbolAnswer(body, true, testBudget(), names); err != nil {
 			if !strings.Contains(err.Error(), ErrBadAnswer.Error()) {
 				t.Fatalf("error %v is not ErrBadAnswer", err)
 			}
@@ -50,7 +55,7 @@ func FuzzParseSymbolAnswer(f *testing.F) {
 				t.Fatal("address with no frames")
 			}
 			for _, n := range frames {
-				if n == "" || n == "??" || strings.TrimSpace(n) != n {
+				if n == "" || n == "??" || strings.TrimSpace(n) != n || len(n) > DefaultMaxSymbolNameBytes {
 					t.Fatalf("name %q", n)
 				}
 			}
@@ -83,6 +88,43 @@ func FuzzNodesFromShowBackends(f *testing.F) {
 			if n.HTTPPort <= 0 || n.HTTPPort > 65535 || n.Host == "" || n.Source != SourceDiscovered {
 				t.Fatalf("node %+v", n)
 			}
+		}
+	})
+}
+
+// FuzzCheckAddr: a host and port CheckAddr accepts always make a URL whose
+// host and port are exactly those, with no path, query, user or fragment,
+// and never a link-local or metadata IP; CheckHost never accepts what a
+// URL parser would read as more than a host.
+func FuzzCheckAddr(f *testing.F) {
+	for _, h := range []string{"10.0.0.1", "be-1.example.com", "::1", "::ffff:127.0.0.1]:9/x?[", "127.0.0.1/x?",
+		"169.254.169.254", "fe80::1%eth0", "[::1]", "127.1", "0x7f.1", "a..b", "user@h", "h#f", "0.0.0.0",
+		"::ffff:169.254.169.254", "fd00:ec2::254", "xn--bcher-kva.example", "h\r\nX: y", "-h", "h_1.local."} {
+		f.Add(h, 8040)
+	}
+	f.Add("h", 0)
+	f.Add("h", 65536)
+	f.Fuzz(func(t *testing.T, host string, port int) {
+		if err := CheckAddr(host, port, false); err != nil {
+			if !errors.Is(err, ErrBadAddress) {
+				t.Fatalf("error %v is not ErrBadAddress", err)
+			}
+			return
+		}
+		n := Node{Host: host, HTTPPort: port}
+		u, err := url.Parse(n.BaseURL() + "/x")
+		if err != nil {
+			t.Fatalf("%q:%d: URL %s does not parse: %v", host, port, n.BaseURL(), err)
+		}
+		if u.Hostname() != host || u.Port() != strconv.Itoa(port) || u.Path != "/x" || u.RawQuery != "" ||
+			u.User != nil || u.Fragment != "" {
+			t.Fatalf("%q:%d: URL %s has host %q port %q path %q", host, port, n.BaseURL(), u.Hostname(), u.Port(), u.Path)
+		}
+		if h, p, err := net.SplitHostPort(u.Host); err != nil || h != host || p != strconv.Itoa(port) {
+			t.Fatalf("%q:%d: %s splits as %q %q %v", host, port, u.Host, h, p, err)
+		}
+		if a, err := netip.ParseAddr(host); err == nil && refusedIP(a) != "" {
+			t.Fatalf("%q accepted: %s", host, refusedIP(a))
 		}
 	})
 }

@@ -25,14 +25,15 @@ const (
 
 // caller makes bounded HTTP calls to nodes.
 type caller struct {
-	client   *http.Client
-	timeout  time.Duration
-	maxBytes int64
+	client         *http.Client
+	timeout        time.Duration
+	maxBytes       int64
+	allowLinkLocal bool
 }
 
-func newCaller(client *http.Client, timeout time.Duration, maxBytes int64) *caller {
+func newCaller(client *http.Client, timeout time.Duration, maxBytes int64, allowLinkLocal bool) *caller {
 	if client == nil {
-		client = defaultClient()
+		client = defaultClient(allowLinkLocal)
 	}
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -40,16 +41,21 @@ func newCaller(client *http.Client, timeout time.Duration, maxBytes int64) *call
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxResponseBytes
 	}
-	return &caller{client: client, timeout: timeout, maxBytes: maxBytes}
+	return &caller{client: client, timeout: timeout, maxBytes: maxBytes, allowLinkLocal: allowLinkLocal}
 }
 
 // defaultClient talks to nodes directly: no proxy from the environment
 // (a node address is not meant for an HTTP proxy) and no redirects (a
 // redirect would contact an address nobody registered); a 3xx answer is
-// returned as it is, and reported as an error status.
-func defaultClient() *http.Client {
+// returned as it is, and reported as an error status. Unless
+// allowLinkLocal, it refuses to connect to link-local and metadata
+// addresses, whatever name resolved to them. It asks for no compression,
+// so what a node sends is what is counted against the size limit.
+func defaultClient(allowLinkLocal bool) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.Proxy = nil
+	t.DialContext = dialer(allowLinkLocal)
+	t.DisableCompression = true
 	t.MaxResponseHeaderBytes = 64 << 10
 	return &http.Client{
 		Transport: t,
@@ -63,15 +69,13 @@ func defaultClient() *http.Client {
 type answer struct {
 	status int
 	body   []byte
+	// sentAuth is whether the request carried basic auth.
+	sentAuth bool
 }
 
-// snippet quotes the first bytes of a body for an error message.
-func snippet(b []byte) string {
-	s := bytes.TrimSpace(b)
-	if len(s) > snippetBytes {
-		return fmt.Sprintf("%q...", s[:snippetBytes])
-	}
-	return fmt.Sprintf("%q", s)
+// statusErr is the *statusError of an answer to method path.
+func (a answer) statusErr(method, path string) *statusError {
+	return &statusError{Method: method, Path: path, Status: a.status, Body: a.body, SentAuth: a.sentAuth}
 }
 
 // statusError is a non-2xx answer.
@@ -79,6 +83,10 @@ type statusError struct {
 	Method, Path string
 	Status       int
 	Body         []byte
+	// SentAuth is whether the request carried basic auth.
+	SentAuth bool
+	// Hint says which versions have the route and what enables it (404).
+	Hint string
 }
 
 func (e *statusError) Error() string {
@@ -86,9 +94,25 @@ func (e *statusError) Error() string {
 	if len(bytes.TrimSpace(e.Body)) > 0 {
 		msg += ": " + snippet(e.Body)
 	}
-	if e.Status == http.StatusUnauthorized {
-		msg += " (the node wants HTTP basic auth, as a Doris BE with enable_all_http_auth=true does: " +
-			"configure the node's HTTP user and password)"
+	if e.Hint != "" {
+		msg += " (" + e.Hint + ")"
+	}
+	switch e.Status {
+	case http.StatusUnauthorized:
+		if e.SentAuth {
+			msg += " (the node refused the HTTP user and password sent: check the node's http_user and http_password / http_password_file)"
+		} else {
+			msg += " (the node wants HTTP basic auth, as a Doris BE with enable_all_http_auth=true does: set http_user and " +
+				"http_password or http_password_file on the node in heapproxy's config, or discovery.http_user and " +
+				"discovery.http_password for discovered nodes)"
+		}
+	case http.StatusForbidden:
+		if e.SentAuth {
+			msg += " (the node, or its FE, refused the HTTP user and password sent: check http_user and http_password / " +
+				"http_password_file for this node)"
+		} else {
+			msg += " (the node refuses this request without credentials: set http_user and http_password or http_password_file)"
+		}
 	}
 	return msg
 }
@@ -103,7 +127,10 @@ func (c *caller) do(ctx context.Context, n Node, op, method, path string, body [
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, n.BaseURL()+path, rd)
+	if err := CheckAddr(n.Host, n.HTTPPort, c.allowLinkLocal); err != nil {
+		return answer{}, &NodeError{Node: n, Op: op, Err: fmt.Errorf("%s %s: %w", method, path, err)}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, n.endpoint(path).String(), rd)
 	if err != nil {
 		return answer{}, &NodeError{Node: n, Op: op, Err: fmt.Errorf("%s %s: %w", method, path, err)}
 	}
@@ -122,7 +149,7 @@ func (c *caller) do(ctx context.Context, n Node, op, method, path string, body [
 	if int64(len(data)) > c.maxBytes {
 		return answer{}, &NodeError{Node: n, Op: op, Err: fmt.Errorf("%s %s: %w (limit %d bytes)", method, path, ErrTooLarge, c.maxBytes)}
 	}
-	return answer{status: resp.StatusCode, body: data}, nil
+	return answer{status: resp.StatusCode, body: data, sentAuth: n.HTTPUser != ""}, nil
 }
 
 // ErrTooLarge marks an answer over the size limit.
@@ -172,21 +199,47 @@ func (c *caller) call(ctx context.Context, n Node, op, method, path string, body
 		return nil, err
 	}
 	if a.status < 200 || a.status > 299 {
-		return nil, &NodeError{Node: n, Op: op, Err: &statusError{Method: method, Path: path, Status: a.status, Body: a.body}}
+		se := a.statusErr(method, path)
+		if a.status == http.StatusNotFound {
+			se.Hint = missingRouteHint(n.Kind, path)
+		}
+		return nil, &NodeError{Node: n, Op: op, Err: se}
 	}
 	return a.body, nil
 }
 
 // badAnswer is the error for a 2xx answer that is not what the API defines.
 func badAnswer(n Node, op, method, path, want string, body []byte) error {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return &NodeError{Node: n, Op: op, Err: fmt.Errorf("%s %s: %w: empty answer, want %s", method, path, ErrBadAnswer, want)}
-	}
-	return &NodeError{Node: n, Op: op, Err: fmt.Errorf("%s %s: %w: want %s, got %s", method, path, ErrBadAnswer, want, snippet(body))}
+	return &NodeError{Node: n, Op: op, Err: fmt.Errorf("%s %s: %w: want %s, got %s", method, path, ErrBadAnswer, want, describe(body))}
 }
 
 // hasPrefixLine reports whether the body starts with prefix, ignoring
 // leading blank space.
 func hasPrefixLine(body []byte, prefix string) bool {
 	return strings.HasPrefix(string(bytes.TrimLeft(body[:min(len(body), 256)], " \t\r\n")), prefix)
+}
+
+// missingRouteHint says, for a 404 on a route heapproxy calls, which
+// releases of the product have it and what enables it (sources in
+// README.md).
+func missingRouteHint(k Kind, path string) string {
+	switch {
+	case k == TiKV && strings.HasPrefix(path, "/debug/pprof/heap"):
+		return "TiKV 5.3 to 7.3 (LTS 6.5.x, 7.1.x included) have no HTTP heap profile route (src/server/status_server/mod.rs: " +
+			"commented out in v5.3.0, back in v7.4.0); upgrade to 7.4+, or take the dump on the node with jeprof"
+	case k == Databend && strings.HasPrefix(path, "/debug/mem/pprof/profile"):
+		return "Databend's official builds lack this route: it exists only in a databend-query built with the " +
+			"memory-profiling cargo feature (cargo build --features memory-profiling)"
+	case k == Go && strings.HasPrefix(path, "/debug/pprof/"):
+		return "this port does not serve net/http/pprof: the service must import _ \"net/http/pprof\" on the mux it " +
+			"serves here (or register pprof's handlers), and http_port must be that listener's"
+	case k == GreptimeDB:
+		return "GreptimeDB serves POST /debug/prof/mem from v0.10 (v0.9 and older: /v1/prof/mem) and the activate/" +
+			"deactivate/status routes from v0.16.0"
+	case k == StarRocks && path == "/pprof/heap":
+		return "every StarRocks BE/CN serves /pprof/heap on its http_port (be.conf be_http_port, 8040 by default): is that the port?"
+	case k == Doris && strings.HasPrefix(path, "/jeheap/"):
+		return "Doris BEs have /jeheap/dump from 1.2.2 and /jeheap/active from 2.1.8/3.0.4 on webserver_port (8040 by default)"
+	}
+	return ""
 }

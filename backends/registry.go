@@ -2,6 +2,7 @@ package backends
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -16,7 +17,10 @@ import (
 const DefaultDiscoverInterval = 5 * time.Second
 
 // Discoverer lists the nodes an upstream FE knows (SHOW BACKENDS / SHOW
-// COMPUTE NODES); the server implements it.
+// COMPUTE NODES); the server implements it. Discover may return nodes
+// together with an error wrapping *RowError (rows it left out): the nodes
+// are registered and the error reported. Any other error leaves the
+// discovered nodes as they were.
 type Discoverer interface {
 	Discover(ctx context.Context) ([]Node, error)
 }
@@ -41,6 +45,26 @@ type Options struct {
 	SelfMemProfileRate int
 	// Logger logs background refresh failures; nil means no logging.
 	Logger *zap.Logger
+	// AllowLinkLocal lets heapproxy contact nodes at link-local
+	// (169.254.0.0/16, fe80::/10), multicast, unspecified and cloud
+	// metadata addresses (169.254.169.254, fd00:ec2::254, 100.100.100.200),
+	// which are refused by default, at discovery and at connect time, so a
+	// hostile or broken FE cannot point heapproxy at the metadata service.
+	// YAML: discovery.allow_link_local.
+	AllowLinkLocal bool
+	// SymbolTimeout bounds one RemoteSymbolizer.Symbolize call
+	// (DefaultSymbolTimeout); each request also within Timeout.
+	SymbolTimeout time.Duration
+	// MaxSymbolAnswerBytes bounds one answer of a node's symbolizer
+	// (DefaultMaxSymbolAnswerBytes), MaxSymbolNameBytes one name
+	// (DefaultMaxSymbolNameBytes; longer names are cut) and MaxSymbolBytes
+	// all names a Symbolize call adds (DefaultMaxSymbolBytes).
+	MaxSymbolAnswerBytes int64
+	MaxSymbolNameBytes   int
+	MaxSymbolBytes       int64
+	// LivenessTimeout bounds one liveness check (DefaultLivenessTimeout;
+	// at most Timeout). The checker runs with RunLiveness.
+	LivenessTimeout time.Duration
 }
 
 // Registry holds the nodes heapproxy may contact and their drivers. Only
@@ -51,8 +75,9 @@ type Registry struct {
 	caller  *caller
 	drivers map[Kind]Driver
 
-	mu    sync.RWMutex
-	nodes map[int64]Node
+	mu     sync.RWMutex
+	nodes  map[int64]Node
+	health map[int64]Health // the liveness checker's last results
 
 	discoverMu   sync.Mutex // serialises discoveries
 	lastDiscover time.Time  // guarded by discoverMu
@@ -69,7 +94,7 @@ func NewRegistry(opts Options) *Registry {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	c := newCaller(opts.HTTPClient, opts.Timeout, opts.MaxResponseBytes)
+	c := newCaller(opts.HTTPClient, opts.Timeout, opts.MaxResponseBytes, opts.AllowLinkLocal)
 	return &Registry{
 		opts:   opts,
 		log:    log,
@@ -184,9 +209,13 @@ func (r *Registry) Refresh(ctx context.Context) error {
 func (r *Registry) refreshLocked(ctx context.Context) error {
 	r.lastDiscover = time.Now()
 	found, err := r.opts.Discoverer.Discover(ctx)
-	if err != nil {
+	if err != nil && !errors.As(err, new(*RowError)) {
 		return fmt.Errorf("discover nodes: %w", err)
 	}
+	// Rows the Discoverer refused were left out; the rest is the FE's
+	// current answer. Each node's address is checked again here, whatever
+	// the Discoverer.
+	problems := []error{err}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for id, n := range r.nodes {
@@ -198,8 +227,15 @@ func (r *Registry) refreshLocked(ctx context.Context) error {
 		if old, ok := r.nodes[n.ID]; ok && old.Source != SourceDiscovered {
 			continue
 		}
+		if err := CheckAddr(n.Host, n.HTTPPort, r.opts.AllowLinkLocal); err != nil {
+			problems = append(problems, fmt.Errorf("discovered node %d left out: %w", n.ID, err))
+			continue
+		}
 		n.Source = SourceDiscovered
 		r.nodes[n.ID] = n
+	}
+	if err := errors.Join(problems...); err != nil {
+		return fmt.Errorf("discover nodes (the other nodes were registered): %w", err)
 	}
 	return nil
 }

@@ -117,7 +117,7 @@ func TestNodeErrors(t *testing.T) {
 			name:    "garbage answer",
 			node:    Node{ID: 10, Kind: Go, Host: jhost, HTTPPort: jport},
 			op:      dumpOp,
-			want:    []string{"node 10 (go at ", "want a pprof heap profile", `got "heap_v2/`},
+			want:    []string{"node 10 (go at ", "want a gzipped pprof protobuf", "is this node a Go service?", "got a jemalloc heap_v2 dump"},
 			wantErr: ErrBadAnswer,
 		},
 		{

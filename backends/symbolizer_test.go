@@ -145,7 +145,7 @@ func TestParseSymbolAnswerNames(t *testing.T) {
 		{"0x10\t??\n", true, ""},
 	} {
 		names := map[uint64][]string{}
-		if err := parseSymbolAnswer([]byte(c.body), c.inline, names); err != nil {
+		if err := parseSymbolAnswer([]byte(c.body), c.inline, testBudget(), names); err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.Join(names[0x10], "|"); got != c.want {

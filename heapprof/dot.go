@@ -2,6 +2,7 @@ package heapprof
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/pprof/profile"
 )
@@ -22,11 +24,17 @@ import (
 // two jeprof runs may list such edges in different orders; WriteDOT breaks
 // those ties by source then destination node number.
 func WriteDOT(w io.Writer, p *profile.Profile, opt Options) error {
-	m, err := buildModel(p, opt)
+	return WriteDOTContext(context.Background(), w, p, opt)
+}
+
+// WriteDOTContext is WriteDOT stopping with ctx's error (wrapped) when ctx
+// ends; it looks at ctx every few thousand samples, stacks and edges.
+func WriteDOTContext(ctx context.Context, w io.Writer, p *profile.Profile, opt Options) error {
+	m, err := buildModel(ctx, p, opt)
 	if err != nil {
 		return err
 	}
-	return m.writeDOT(w, opt)
+	return m.writeDOT(ctx, w, opt)
 }
 
 type dotEdge struct {
@@ -34,7 +42,7 @@ type dotEdge struct {
 	v        float64
 }
 
-func (m *model) writeDOT(w io.Writer, opt Options) error {
+func (m *model) writeDOT(ctx context.Context, w io.Writer, opt Options) error {
 	local := m.localTotal
 	nodeLimit := perlInt(opt.NodeFraction * local)
 	edgeLimit := perlInt(opt.EdgeFraction * local)
@@ -64,10 +72,11 @@ func (m *model) writeDOT(w io.Writer, opt Options) error {
 	}
 
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "digraph \"%s; %s %s\" {\n", opt.Program, m.unparse(m.total), m.units())
+	program := dotEscape(opt.Program)
+	fmt.Fprintf(bw, "digraph \"%s; %s %s\" {\n", program, m.unparse(m.total), m.units())
 	bw.WriteString("node [width=0.375,height=0.25];\n")
 	fmt.Fprintf(bw, "Legend [shape=box,fontsize=24,shape=plaintext,label=\"%s\\l%s\\l%s\\l%s\\l%s\\l\"];\n",
-		opt.Program,
+		program,
 		fmt.Sprintf("Total %s: %s", m.units(), m.unparse(m.total)),
 		fmt.Sprintf("Focusing on: %s", m.unparse(local)),
 		fmt.Sprintf("Dropped nodes with <= %s abs(%s)", m.unparse(nodeLimit), m.units()),
@@ -94,6 +103,11 @@ func (m *model) writeDOT(w io.Writer, opt Options) error {
 	// self-edges and repeated edges, as in jeprof.
 	edges := map[uint64]float64{}
 	for si, st := range m.stacks {
+		if si%ctxCheckLines == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("heapprof: dot edges: %w", err)
+			}
+		}
 		tr := m.translated(si)
 		for i := 1; i < len(tr); i++ {
 			src, dst := tr[i], tr[i-1]
@@ -157,10 +171,51 @@ func (m *model) writeDOT(w io.Writer, opt Options) error {
 }
 
 // dotLabelName splits a node name into label lines the way PrintDot does:
-// whitespace runs and "::" become "\n".
+// whitespace runs and "::" become "\n". The name is escaped first
+// (dotEscape), so a name cannot end the quoted label or add layout escapes
+// of its own; jeprof's ordinary names have neither and come out as jeprof
+// prints them.
 func dotLabelName(s string) string {
-	s = perlSpaceRE.ReplaceAllString(s, "\\n")
+	s = perlSpaceRE.ReplaceAllString(dotEscape(s), "\\n")
 	return strings.ReplaceAll(s, "::", "\\n")
+}
+
+// dotEscape makes s the text of a DOT double-quoted string that Graphviz
+// shows as s: a backslash becomes "\\" (so "\l", "\N" and the like in a
+// name stay literal), a double quote "\"", other control characters a
+// space, and invalid UTF-8 U+FFFD. Whitespace is left for dotLabelName to
+// lay out. Names of real programs have none of these and are returned as
+// they are.
+func dotEscape(s string) string {
+	clean := utf8.ValidString(s)
+	for i := 0; clean && i < len(s); i++ {
+		if c := s[i]; c == '\\' || c == '"' || (c < 0x20 && !isPerlSpace(c)) || c == 0x7f {
+			clean = false
+		}
+	}
+	if clean {
+		return s
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' || c == '"':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case (c < 0x20 && !isPerlSpace(c)) || c == 0x7f:
+			b.WriteByte(' ')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// isPerlSpace is a byte of Perl's \s on ASCII text.
+func isPerlSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }
 
 // perlSpaceRE is Perl's \s+ on ASCII text (RE2's \s lacks \v).

@@ -2,6 +2,7 @@ package heapprof
 
 import (
 	"bufio"
+	"context"
 	"encoding/xml"
 	"fmt"
 	"hash/fnv"
@@ -50,13 +51,23 @@ func (n *flameNode) child(name string) *flameNode {
 // Stacks whose value is not positive (possible with Options.Base) are left
 // out: a flame graph has no negative widths.
 func WriteFlameGraph(w io.Writer, p *profile.Profile, opt Options) error {
-	m, err := buildModel(p, opt)
+	return WriteFlameGraphContext(context.Background(), w, p, opt)
+}
+
+// WriteFlameGraphContext is WriteFlameGraph stopping with ctx's error
+// (wrapped) when ctx ends.
+func WriteFlameGraphContext(ctx context.Context, w io.Writer, p *profile.Profile, opt Options) error {
+	m, err := buildModel(ctx, p, opt)
+	if err != nil {
+		return err
+	}
+	stacks, err := m.foldedStacks(ctx)
 	if err != nil {
 		return err
 	}
 	root := &flameNode{name: "all"}
 	depth := 0
-	for _, st := range m.foldedStacks() {
+	for _, st := range stacks {
 		if !(st.v > 0) {
 			continue
 		}

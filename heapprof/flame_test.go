@@ -44,12 +44,16 @@ func TestWriteFlameGraph(t *testing.T) {
 				}
 				parents[f.y] = f
 			}
-			m, err := buildModel(p, opt)
+			m, err := buildModel(context.Background(), p, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stacks, err := m.foldedStacks(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
 			var widest foldedStack
-			for _, st := range m.foldedStacks() {
+			for _, st := range stacks {
 				if st.v > widest.v {
 					widest = st
 				}

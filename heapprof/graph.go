@@ -1,6 +1,7 @@
 package heapprof
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -112,7 +113,7 @@ type model struct {
 	localTotal float64
 }
 
-func buildModel(p *profile.Profile, opt Options) (*model, error) {
+func buildModel(ctx context.Context, p *profile.Profile, opt Options) (*model, error) {
 	if p == nil {
 		return nil, errors.New("heapprof: nil profile")
 	}
@@ -122,14 +123,21 @@ func buildModel(p *profile.Profile, opt Options) (*model, error) {
 	}
 	m := &model{kind: kind, locIdx: map[string]int32{}, nameIdx: map[string]int32{}, runIDs: map[string]int{}, shorts: map[string]string{}}
 	ix := stackIndex{heads: make(map[uint64]int32, len(p.Sample))}
-	m.collect(p, idx, 1, &ix)
+	if err := m.collect(ctx, p, idx, 1, &ix); err != nil {
+		return nil, err
+	}
 	if opt.Base != nil {
 		bidx, _, err := sampleIndex(opt.Base, p.SampleType[idx].Type)
 		if err != nil {
 			return nil, fmt.Errorf("base profile: %w", err)
 		}
-		m.collect(opt.Base, bidx, -1, &ix)
+		if err := m.collect(ctx, opt.Base, bidx, -1, &ix); err != nil {
+			return nil, fmt.Errorf("base profile: %w", err)
+		}
 	}
+	// Only collect looks locations and short names up: let them go before
+	// the names are built.
+	m.locIdx, m.shorts, ix = nil, nil, stackIndex{}
 	m.skip = make([]bool, len(m.locKeys))
 	for i, fr := range m.frames {
 		if len(fr) > 0 {
@@ -147,7 +155,9 @@ func buildModel(p *profile.Profile, opt Options) (*model, error) {
 	m.locNames = make([][]int32, len(m.locKeys))
 	m.locDone = make([]bool, len(m.locKeys))
 	m.perCaller = make([]bool, len(m.locKeys))
-	m.reduce()
+	if err := m.reduce(ctx); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -191,7 +201,7 @@ type stackIndex struct {
 // stacks first appear (so sums are the same on every run). sign -1
 // subtracts the samples (SubtractProfile for --base, without
 // --drop_negative). It also records the symbols of the locations.
-func (m *model) collect(p *profile.Profile, idx int, sign float64, ix *stackIndex) {
+func (m *model) collect(ctx context.Context, p *profile.Profile, idx int, sign float64, ix *stackIndex) error {
 	// Location IDs are small and dense in practice (Parse numbers them
 	// 1..n): a slice indexed by ID, a map for the others.
 	byID := make([]int32, len(p.Location)+1)
@@ -204,7 +214,12 @@ func (m *model) collect(p *profile.Profile, idx int, sign float64, ix *stackInde
 	m.stacks = slices.Grow(m.stacks, len(p.Sample))
 	ix.next = slices.Grow(ix.next, len(p.Sample))
 	var slab, buf []int32
-	for _, s := range p.Sample {
+	for si, s := range p.Sample {
+		if si%ctxCheckLines == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("heapprof: sample %d: %w", si, err)
+			}
+		}
 		if len(s.Value) <= idx {
 			continue
 		}
@@ -253,6 +268,7 @@ func (m *model) collect(p *profile.Profile, idx int, sign float64, ix *stackInde
 		ix.next = append(ix.next, head)
 		m.stacks = append(m.stacks, stack{locs: locs, v: v})
 	}
+	return nil
 }
 
 // location interns a location by jeprof's key, so the same PC in the
@@ -510,7 +526,7 @@ func (m *model) shortID(key string) int {
 // reduce is ReduceProfile followed by FlatProfile and CumulativeProfile:
 // each name counts once per stack so recursion is not counted twice; the
 // first name of a stack gets the flat value.
-func (m *model) reduce() {
+func (m *model) reduce(ctx context.Context) error {
 	var seen []uint32 // stamp per name id: stack number + 1
 	m.transEnd = make([]int32, len(m.stacks))
 	frames := 0
@@ -520,6 +536,11 @@ func (m *model) reduce() {
 	// Names per stack are about its frames plus inlined ones.
 	m.trans = make([]int32, 0, frames+frames/2)
 	for si, st := range m.stacks {
+		if si%ctxCheckLines == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("heapprof: stack %d: %w", si, err)
+			}
+		}
 		start := len(m.trans)
 		m.trans = m.translate(st.locs, m.trans)
 		m.transEnd[si] = int32(len(m.trans))
@@ -546,6 +567,7 @@ func (m *model) reduce() {
 			m.inCum[id] = true
 		}
 	}
+	return nil
 }
 
 // translated returns stack i's node names as reduce computed them.

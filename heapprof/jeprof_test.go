@@ -208,7 +208,11 @@ func loadRawSymbolizer(t testing.TB, args ...string) *rawSymbolizer {
 	return rs
 }
 
-var nmSuffixRE = regexp.MustCompile(`<[0-9a-fA-F]+>$`)
+var (
+	nmSuffixRE = regexp.MustCompile(`<[0-9a-fA-F]+>$`)
+	// nmTagRE is the address tag of jeprof's nm names, "<%016x>".
+	nmTagRE = regexp.MustCompile(`<[0-9a-fA-F]{16}>$`)
+)
 
 func (rs *rawSymbolizer) Symbolize(_ context.Context, p *profile.Profile) error {
 	funcs := map[[2]string]*profile.Function{}
@@ -446,7 +450,7 @@ func TestWriteFoldedMatchesJeprof(t *testing.T) {
 				parts := strings.Split(frames, ";")
 				for i, f := range parts {
 					inl := strings.HasSuffix(f, "[inline]")
-					f = nmSuffixRE.ReplaceAllString(strings.TrimSuffix(f, "[inline]"), "")
+					f = nmTagRE.ReplaceAllString(strings.TrimSuffix(f, "[inline]"), "")
 					if inl {
 						f += "[inline]"
 					}

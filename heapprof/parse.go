@@ -11,10 +11,12 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,12 +41,23 @@ const (
 	LabelSampledBytes   = "jemalloc_sampled_bytes"
 )
 
-// ErrTooLarge is returned (wrapped) when a profile exceeds MaxProfileBytes.
-var ErrTooLarge = errors.New("profile exceeds MaxProfileBytes")
+// ErrTooLarge is returned (wrapped) when a profile, or any layer of it
+// after decompression, exceeds the size limit (MaxProfileBytes, or the
+// limit given to ParseLimit / ParseReaderLimit).
+var ErrTooLarge = errors.New("profile exceeds the size limit")
+
+// maxGzipLayers is how many gzip layers ParseReaderLimit unwraps. Real
+// profiles have one (pprof protobuf) or none; a second covers a gzipped
+// file of a gzipped protobuf. More is refused rather than inflated.
+const maxGzipLayers = 2
 
 // maxLineBytes bounds one line of a heap_v2 profile: a stack line holds at
 // most a few hundred addresses (jemalloc's PROF_BT_MAX is 128).
 const maxLineBytes = 1 << 20
+
+// ctxCheckLines is how many lines (or samples, locations, stacks) a stage
+// handles between two looks at its context.
+const ctxCheckLines = 4096
 
 // Parse detects the format of data and parses it:
 //   - jemalloc "heap_v2/<period>" text as written by mallctl("prof.dump"),
@@ -56,27 +69,68 @@ const maxLineBytes = 1 << 20
 // Location.Address is the address jeprof looks up: the leaf PC as written,
 // every caller PC minus one (jeprof's FixCallerAddresses), so a symbolizer
 // looks each address up as is. Locations are not symbolized.
+//
+// Parse is ParseLimit with MaxProfileBytes and no deadline.
 func Parse(data []byte) (*profile.Profile, error) {
-	if len(data) > MaxProfileBytes {
-		return nil, fmt.Errorf("parse profile: %d bytes: %w", len(data), ErrTooLarge)
+	return ParseLimit(context.Background(), data, MaxProfileBytes)
+}
+
+// ParseLimit is Parse bounded by limit bytes (a node's max_dump_bytes):
+// data itself and every layer of it after decompression must fit, or the
+// error wraps ErrTooLarge. limit <= 0 means MaxProfileBytes. It stops with
+// ctx's error when ctx ends.
+func ParseLimit(ctx context.Context, data []byte, limit int64) (*profile.Profile, error) {
+	if limit <= 0 {
+		limit = MaxProfileBytes
 	}
-	return ParseReader(bytes.NewReader(data))
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("parse profile: %d bytes, limit %d: %w", len(data), limit, ErrTooLarge)
+	}
+	return ParseReaderLimit(ctx, bytes.NewReader(data), limit)
 }
 
 // ParseReader is Parse reading from r. A heap_v2 profile is parsed as it
 // is read, without holding its text; other formats are read whole. More
 // than MaxProfileBytes (after decompression) is ErrTooLarge.
+//
+// ParseReader is ParseReaderLimit with MaxProfileBytes and no deadline.
 func ParseReader(r io.Reader) (*profile.Profile, error) {
-	br := bufio.NewReaderSize(&limitedReader{r: r, left: MaxProfileBytes}, 64<<10)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+	return ParseReaderLimit(context.Background(), r, MaxProfileBytes)
+}
+
+// ParseReaderLimit is ParseReader bounded by limit bytes (limit <= 0:
+// MaxProfileBytes) and by ctx. The bound holds after inflation for every
+// layer: the bytes read from r, and what each gzip layer (up to two, as
+// nested gzip) decompresses to, are each cut off at limit with an error
+// wrapping ErrTooLarge, so a gzip bomb costs at most about limit bytes of
+// memory, never its inflated size. Nothing compressed reaches
+// profile.ParseData, which would inflate it without a bound. The
+// context is checked on every read and every few thousand lines.
+func ParseReaderLimit(ctx context.Context, r io.Reader, limit int64) (*profile.Profile, error) {
+	if limit <= 0 {
+		limit = MaxProfileBytes
+	}
+	br := bufio.NewReaderSize(&limitedReader{ctx: ctx, r: r, left: limit, limit: limit, what: "profile"}, 64<<10)
+	for layer := 1; ; layer++ {
+		magic, _ := br.Peek(2)
+		if len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
+			break
+		}
+		if layer > maxGzipLayers {
+			return nil, fmt.Errorf("parse profile: more than %d nested gzip layers", maxGzipLayers)
+		}
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("parse profile: gzip header: %w", err)
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, fmt.Errorf("parse profile: %w", cerr)
+			}
+			return nil, fmt.Errorf("parse profile: gzip layer %d header: %w", layer, err)
 		}
-		br = bufio.NewReaderSize(&limitedReader{r: zr, left: MaxProfileBytes}, 64<<10)
+		what := fmt.Sprintf("gzip layer %d, inflated,", layer)
+		br = bufio.NewReaderSize(&limitedReader{ctx: ctx, r: zr, left: limit, limit: limit, what: what}, 64<<10)
 	}
 	if head, _ := br.Peek(len("heap_v2/")); string(head) == "heap_v2/" {
-		return parseHeapV2(br)
+		return parseHeapV2(ctx, br)
 	}
 	data, err := io.ReadAll(br)
 	if err != nil {
@@ -85,6 +139,8 @@ func ParseReader(r io.Reader) (*profile.Profile, error) {
 	if len(data) == 0 {
 		return nil, errors.New("parse profile: empty input")
 	}
+	// data is not gzip (every layer was unwrapped above), so ParseData
+	// inflates nothing.
 	p, err := profile.ParseData(data)
 	if err != nil {
 		return nil, fmt.Errorf("parse profile (not heap_v2; tried pprof protobuf and legacy text): %w", err)
@@ -93,18 +149,25 @@ func ParseReader(r io.Reader) (*profile.Profile, error) {
 }
 
 // limitedReader is io.LimitReader failing with ErrTooLarge instead of
-// ending quietly, so a cut-off profile is not mistaken for a whole one.
+// ending quietly, so a cut-off profile is not mistaken for a whole one,
+// and failing with ctx's error once ctx ends.
 type limitedReader struct {
-	r    io.Reader
-	left int64
+	ctx   context.Context
+	r     io.Reader
+	left  int64
+	limit int64
+	what  string // what is being limited, for the error
 }
 
 func (l *limitedReader) Read(p []byte) (int, error) {
+	if err := l.ctx.Err(); err != nil {
+		return 0, err
+	}
 	if l.left <= 0 {
 		// One byte more tells a profile of exactly the limit from a larger one.
 		var one [1]byte
 		if n, _ := io.ReadFull(l.r, one[:]); n > 0 {
-			return 0, fmt.Errorf("parse profile: more than %d bytes: %w", MaxProfileBytes, ErrTooLarge)
+			return 0, fmt.Errorf("%s more than %d bytes: %w", l.what, l.limit, ErrTooLarge)
 		}
 		return 0, io.EOF
 	}
@@ -135,7 +198,7 @@ type heapV2Builder struct {
 // slabSize is how many int64s or pointers a slab holds before the next one.
 const slabSize = 4096
 
-func parseHeapV2(br *bufio.Reader) (*profile.Profile, error) {
+func parseHeapV2(ctx context.Context, br *bufio.Reader) (*profile.Profile, error) {
 	lines := lineReader{r: br}
 	first, err := lines.next()
 	if err != nil {
@@ -162,6 +225,11 @@ func parseHeapV2(br *bufio.Reader) (*profile.Profile, error) {
 	}
 	var maps []*profile.Mapping
 	for n := 2; ; n++ {
+		if n%ctxCheckLines == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("parse heap_v2 line %d: %w", n, err)
+			}
+		}
 		raw, err := lines.next()
 		if err == io.EOF {
 			break
@@ -201,7 +269,9 @@ func parseHeapV2(br *bufio.Reader) (*profile.Profile, error) {
 	if err := b.endStack(); err != nil {
 		return nil, err
 	}
-	b.attachMappings(maps)
+	if err := b.attachMappings(ctx, maps); err != nil {
+		return nil, err
+	}
 	if err := b.p.CheckValid(); err != nil {
 		return nil, fmt.Errorf("parse heap_v2: %w", err)
 	}
@@ -528,10 +598,38 @@ func roundInt64(f float64) int64 {
 }
 
 // attachMappings points every location at the executable mapping that
-// contains it. jeprof only reads executable ("..x.") file mappings.
-func (b *heapV2Builder) attachMappings(maps []*profile.Mapping) {
+// contains it, the first one in the dump's order as in jeprof (which only
+// reads executable "..x." file mappings). /proc/self/maps is sorted and
+// has no overlaps: then a binary search finds it; a dump whose maps
+// overlap is searched in order.
+func (b *heapV2Builder) attachMappings(ctx context.Context, maps []*profile.Mapping) error {
 	b.p.Mapping = maps
-	for _, loc := range b.p.Location {
+	sorted := true
+	for i := 1; i < len(maps); i++ {
+		if maps[i].Start < maps[i-1].Limit {
+			sorted = false
+			break
+		}
+	}
+	for i, loc := range b.p.Location {
+		if i%ctxCheckLines == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("parse heap_v2: mappings: %w", err)
+			}
+		}
+		if sorted {
+			// The first map whose limit is above the address.
+			j, _ := slices.BinarySearchFunc(maps, loc.Address, func(m *profile.Mapping, a uint64) int {
+				if m.Limit <= a {
+					return -1
+				}
+				return 1
+			})
+			if j < len(maps) && loc.Address >= maps[j].Start {
+				loc.Mapping = maps[j]
+			}
+			continue
+		}
 		for _, m := range maps {
 			if loc.Address >= m.Start && loc.Address < m.Limit {
 				loc.Mapping = m
@@ -539,6 +637,7 @@ func (b *heapV2Builder) attachMappings(maps []*profile.Mapping) {
 			}
 		}
 	}
+	return nil
 }
 
 // parseMaps reads the /proc/self/maps section jemalloc appends. Only

@@ -1,6 +1,7 @@
 package heapprof
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -15,6 +16,15 @@ import (
 // jemalloc counts Parse keeps ride along as numeric labels, so parsing the
 // output again renders the same jeprof graph.
 func WriteProto(w io.Writer, p *profile.Profile) error {
+	return WriteProtoContext(context.Background(), w, p)
+}
+
+// WriteProtoContext is WriteProto failing with ctx's error (wrapped) when
+// ctx has ended before the protobuf is written.
+func WriteProtoContext(ctx context.Context, w io.Writer, p *profile.Profile) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("write pprof protobuf: %w", err)
+	}
 	symbolized := make(map[*profile.Mapping]bool, len(p.Mapping))
 	for _, m := range p.Mapping {
 		symbolized[m] = true
@@ -28,6 +38,9 @@ func WriteProto(w io.Writer, p *profile.Profile) error {
 		if symbolized[m] {
 			m.HasFunctions, m.HasFilenames, m.HasLineNumbers, m.HasInlineFrames = true, true, true, true
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("write pprof protobuf: %w", err)
 	}
 	if err := p.Write(w); err != nil {
 		return fmt.Errorf("write pprof protobuf: %w", err)

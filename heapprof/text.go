@@ -3,11 +3,13 @@ package heapprof
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/google/pprof/profile"
 )
@@ -16,7 +18,13 @@ import (
 // a "Total:" line, then one line per function sorted by flat value
 // (descending, then name) with flat, flat%, running sum%, cum and cum%.
 func WriteText(w io.Writer, p *profile.Profile, opt Options) error {
-	m, err := buildModel(p, opt)
+	return WriteTextContext(context.Background(), w, p, opt)
+}
+
+// WriteTextContext is WriteText stopping with ctx's error (wrapped) when
+// ctx ends.
+func WriteTextContext(ctx context.Context, w io.Writer, p *profile.Profile, opt Options) error {
+	m, err := buildModel(ctx, p, opt)
 	if err != nil {
 		return err
 	}
@@ -38,7 +46,12 @@ func WriteText(w io.Writer, p *profile.Profile, opt Options) error {
 		return m.names[names[i]] < m.names[names[j]]
 	})
 	running := 0.0
-	for _, k := range names {
+	for i, k := range names {
+		if i%ctxCheckLines == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("heapprof: text: %w", err)
+			}
+		}
 		f, c := m.flat[k], m.cum[k]
 		running += f
 		if f == 0 && c == 0 {
@@ -46,7 +59,7 @@ func WriteText(w io.Writer, p *profile.Profile, opt Options) error {
 		}
 		fmt.Fprintf(bw, "%8s %6s %6s %8s %6s %s\n",
 			m.unparse(f), percent(f, m.localTotal), percent(running, m.localTotal),
-			m.unparse(c), percent(c, m.localTotal), m.names[k])
+			m.unparse(c), percent(c, m.localTotal), textEscape(m.names[k]))
 	}
 	return bw.Flush()
 }
@@ -55,21 +68,37 @@ func WriteText(w io.Writer, p *profile.Profile, opt Options) error {
 // joined by ';', a space, and the value truncated to an integer. This is
 // jeprof --collapsed (flamegraph.pl / speedscope input) with three
 // differences: lines are sorted instead of in Perl's hash order, nm's
-// "<address>" tags are cut from names, and a stack made only of allocator
-// frames (jeprof prints it with no frames) is left out. Names are full
+// "<address>" tags are cut from names, a stack made only of allocator
+// frames (jeprof prints it with no frames) is left out, and a ';' or a
+// control character in a name (which would split a frame or a line)
+// becomes ':' or a space. Names are full
 // demangled names; inlined frames end in "[inline]"; a frame without a
 // name shows its file:line, as in jeprof.
 func WriteFolded(w io.Writer, p *profile.Profile, opt Options) error {
-	m, err := buildModel(p, opt)
+	return WriteFoldedContext(context.Background(), w, p, opt)
+}
+
+// WriteFoldedContext is WriteFolded stopping with ctx's error (wrapped)
+// when ctx ends.
+func WriteFoldedContext(ctx context.Context, w io.Writer, p *profile.Profile, opt Options) error {
+	m, err := buildModel(ctx, p, opt)
 	if err != nil {
 		return err
 	}
-	stacks := m.foldedStacks()
+	stacks, err := m.foldedStacks(ctx)
+	if err != nil {
+		return err
+	}
 	// Sorted as the joined lines would sort, without building them: a large
 	// profile's folded text is tens of megabytes.
 	slices.SortFunc(stacks, compareFoldedLines)
 	bw := bufio.NewWriter(w)
-	for _, st := range stacks {
+	for si, st := range stacks {
+		if si%ctxCheckLines == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("heapprof: folded: %w", err)
+			}
+		}
 		for i, f := range st.frames {
 			if i > 0 {
 				bw.WriteByte(';')
@@ -159,10 +188,15 @@ type foldedStack struct {
 // foldedStacks names every non-empty stack the way jeprof's
 // PrintCollapsedStacks does (ExtractSymbolNameInlineStack). Names are
 // computed once per location and shared by the stacks.
-func (m *model) foldedStacks() []foldedStack {
+func (m *model) foldedStacks(ctx context.Context) ([]foldedStack, error) {
 	names := make([][]string, len(m.locKeys)) // never empty once computed
 	out := make([]foldedStack, 0, len(m.stacks))
-	for _, st := range m.stacks {
+	for si, st := range m.stacks {
+		if si%ctxCheckLines == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("heapprof: folded stacks: %w", err)
+			}
+		}
 		if len(st.locs) == 0 {
 			continue
 		}
@@ -179,7 +213,7 @@ func (m *model) foldedStacks() []foldedStack {
 		}
 		out = append(out, foldedStack{frames, st.v})
 	}
-	return out
+	return out, nil
 }
 
 // foldedNames is one location's part of a folded stack, root first.
@@ -191,14 +225,63 @@ func (m *model) foldedNames(l int32) []string {
 	// fr holds the containing function first: root-first order.
 	out := make([]string, 0, len(fr))
 	for j, f := range fr {
-		n := fullAddrRE.ReplaceAllString(f.full, "")
+		n := cutNMTag(f.full)
 		if n == "??" {
 			n = f.fileLine()
 		}
+		n = foldedEscape(n)
 		if j > 0 {
 			n += "[inline]"
 		}
 		out = append(out, n)
 	}
 	return out
+}
+
+// cutNMTag removes the address tag nm's names carry in jeprof ("name"
+// followed by "<%016x>", see symbolizer.go). Only a tag of exactly 16 hex
+// digits is one: "_M_invoke<0>" keeps its template argument.
+func cutNMTag(s string) string {
+	const tag = 1 + 16 + 1
+	if len(s) <= tag || s[len(s)-1] != '>' || s[len(s)-tag] != '<' {
+		return s
+	}
+	for i := len(s) - tag + 1; i < len(s)-1; i++ {
+		if hexDigits[s[i]] == 0xff {
+			return s
+		}
+	}
+	return s[:len(s)-tag]
+}
+
+// foldedEscape keeps a name from changing the shape of a folded line:
+// ';' separates frames and a line ends at '\n', so ';' becomes ':' and
+// control characters become spaces. Names of real programs have none.
+func foldedEscape(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r == ';' || r < 0x20 || r == 0x7f }) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == ';':
+			return ':'
+		case r < 0x20 || r == 0x7f:
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// textEscape keeps a name on its line of WriteText: control characters
+// (a newline would start a made-up line) become spaces.
+func textEscape(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
 }

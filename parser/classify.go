@@ -134,6 +134,19 @@ func Classify(sql string) (*Statement, error) {
 	})
 }
 
+// ClassifyOwn classifies a query for a session with an upstream, where
+// heapproxy answers only ADMIN EXECUTE HeapProf, SHOW BACKENDS and SHOW
+// COMPUTE NODES: everything else is Forward from its leading keywords
+// alone, without the TiDB parser (a pool's "SELECT 1" ping costs no parse).
+func (c *Classifier) ClassifyOwn(sql string) (*Statement, error) {
+	l := lexer{src: sql}
+	first := l.next()
+	if first.kind != tokWord || !(keyword(first.text, "ADMIN") || keyword(first.text, "SHOW")) {
+		return stmtForward, nil
+	}
+	return classify(sql, func(string) (*Statement, error) { return stmtForward, nil })
+}
+
 func (c *Classifier) parse(sql string) (*Statement, error) {
 	p, _ := c.pool.Get().(*tidb.Parser)
 	if p == nil {

@@ -242,3 +242,33 @@ func TestClassifyErrors(t *testing.T) {
 		}
 	}
 }
+
+// ClassifyOwn answers like Classify for heapproxy's own statements and
+// Forward for everything else, parse errors of its grammar included.
+func TestClassifyOwn(t *testing.T) {
+	c := NewClassifier()
+	for _, tt := range []struct {
+		sql  string
+		want Kind
+	}{
+		{"SELECT 1", Forward},
+		{"SET NAMES utf8mb4", Forward},
+		{"SELECT @@version_comment LIMIT 1", Forward},
+		{"SHOW VARIABLES", Forward},
+		{"USE t", Forward},
+		{"KILL 3", Forward},
+		{"BEGIN", Forward},
+		{"SHOW BACKENDS", ShowBackends},
+		{"show compute nodes", ShowComputeNodes},
+		{"ADMIN EXECUTE ON 1 'System.print(HeapProf.getInstance().has_enable())'", AdminExecute},
+		{"ADMIN SHOW REPLICA STATUS", Forward},
+	} {
+		st, err := c.ClassifyOwn(tt.sql)
+		if err != nil || st.Kind != tt.want {
+			t.Errorf("ClassifyOwn(%q) = %v, %v; want %v", tt.sql, st.Kind, err, tt.want)
+		}
+	}
+	if _, err := c.ClassifyOwn("SHOW BACKENDS x"); err == nil {
+		t.Error("ClassifyOwn(SHOW BACKENDS x): no error")
+	}
+}

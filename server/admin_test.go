@@ -273,7 +273,7 @@ func TestDumpSlots(t *testing.T) {
 	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
 	mustLines(t, db, adminSQL("1", "enable_prof()"))
 
-	release, err := srv.dumpSlot(context.Background(), backends.SelfNode(1)) // a dump in progress
+	release, err := srv.prof.HoldSlot(context.Background()) // a dump in progress
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -590,19 +590,4 @@ func TestNonHeapProfScriptForwarded(t *testing.T) {
 	wantMySQLError(t, err, 1064, "42000", "MariaDB server version")
 	_, err = db.Exec(adminSQL("10001", "no_such_method()"))
 	wantMySQLError(t, err, 1064, "42000", "supported methods: enable_prof()")
-}
-
-// A panic while working on one node's profile (run on fan-out and schedule
-// goroutines, outside any session) becomes that node's error.
-func TestHeapProfPanicBecomesError(t *testing.T) {
-	srv := &Server{log: zap.NewNop(), deps: Deps{Metrics: noMetrics{}}}
-	err := func() (err error) {
-		defer srv.recoverAsError(backends.Node{ID: 7}, &err)
-		var frames []string
-		_ = frames[len(frames)] // an index out of range, the kind of bug this guards against
-		return nil
-	}()
-	if err == nil || !strings.Contains(err.Error(), "node 7: heapproxy failed on its profile") {
-		t.Fatalf("err = %v", err)
-	}
 }

@@ -207,7 +207,7 @@ func (s *session) loginUpstream(deadline time.Time) error {
 			return err
 		}
 		fwd.user, fwd.plugin, fwd.auth = user, ug.plugin, auth
-		return s.authAs(fwd.encode(), user, password, ug.plugin, ug.salt)
+		return s.authAs(fwd.encode(), user, password, ug.salt)
 	}
 	if err := s.up.writePacket(fwd.encode()); err != nil {
 		return err
@@ -297,9 +297,10 @@ func (s *session) queryUpstreamCell(query string) (string, error) {
 
 // authAs logs in to the upstream (first is the login or COM_CHANGE_USER
 // packet) with the account configured for a user heapproxy checked itself
-// (auth: local), answering the upstream's auth plugin (plugin and salt as
-// first answered), and hands the upstream's OK or ERR to the client.
-func (s *session) authAs(first []byte, user, password, plugin string, salt []byte) error {
+// (auth: local), answering the upstream's auth plugin (salt is the
+// challenge first answered), and hands the upstream's OK or ERR to the
+// client.
+func (s *session) authAs(first []byte, user, password string, salt []byte) error {
 	send := func(p []byte) error {
 		if err := s.up.writePacket(p); err != nil {
 			return err
@@ -329,7 +330,7 @@ func (s *session) authAs(first []byte, user, password, plugin string, salt []byt
 			if i < 0 {
 				return errMalformed
 			}
-			plugin = string(rest[:i])
+			plugin := string(rest[:i])
 			salt = switchSalt(plugin, rest[i+1:])
 			auth, serr := scramble(plugin, salt, password)
 			if serr != nil {

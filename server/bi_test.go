@@ -26,6 +26,13 @@ import (
 // from and to.
 func startSchemaProxy(t *testing.T, snapshots int) (srv *Server, from, to time.Time) {
 	t.Helper()
+	return startSchemaProxyWith(t, snapshots, Config{})
+}
+
+// startSchemaProxyWith is startSchemaProxy with cfg (root must stay a
+// profile user with an empty password).
+func startSchemaProxyWith(t *testing.T, snapshots int, cfg Config) (srv *Server, from, to time.Time) {
+	t.Helper()
 	host, port := startJenode(t)
 	deps := testDeps(t, backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.jenode})
 	engine, err := sqlview.New(SQLSource(deps.Snapshots.(*snapshot.Dir)))
@@ -34,7 +41,7 @@ func startSchemaProxy(t *testing.T, snapshots int) (srv *Server, from, to time.T
 	}
 	t.Cleanup(func() { engine.Close() })
 	deps.SQL = engine
-	srv = startProxyDeps(t, Config{}, deps)
+	srv = startProxyDeps(t, cfg, deps)
 	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
 	mustLines(t, db, adminSQL("10001", "enable_prof()"))
 	from = time.Now().Add(-time.Second)

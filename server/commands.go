@@ -286,51 +286,34 @@ func (s *session) relayResults() error {
 }
 
 // relayResultsFrom continues relayResults after its first packet, head,
-// which the caller has already sent to the client.
+// which the caller has already sent to the client, walking the one reply
+// grammar (responseParser). Definitions and rows go through relayUntil's
+// fast path; only the packets that end a list are looked at.
 func (s *session) relayResultsFrom(head []byte) error {
-	for first := true; ; first = false {
-		if !first {
-			var err error
-			if head, err = relayPacket(s.client, s.up); err != nil {
-				return err
-			}
+	p := responseParser{status: s.status}
+	for {
+		done, infile := p.whole(head)
+		if p.err != nil {
+			return p.err
 		}
-		if len(head) == 0 {
-			return errors.New("empty response packet from upstream")
-		}
-		switch head[0] {
-		case hdrOK:
-			s.status = okStatus(head)
-		case hdrErr:
+		s.status = p.status
+		if done {
 			return nil
-		case hdrLocalInfile:
+		}
+		var err error
+		switch {
+		case infile:
 			if err := s.relayLocalInfile(); err != nil {
 				return err
 			}
-			continue // the upstream answers with OK or ERR
-		default:
-			n, _, k := lenEncInt(head)
-			if k == 0 {
-				return fmt.Errorf("bad column count packet % x", head[:min(len(head), 8)])
-			}
-			// n column definitions, then an EOF (a definition starts with
-			// its catalog's length, never with 0xfe or 0xff).
-			eof, err := relayUntil(s.client, s.up, endsRows)
-			if err != nil {
-				return err
-			}
-			if !isEOF(eof) {
-				return fmt.Errorf("expected EOF after %d column definitions", n)
-			}
-			s.status = eofStatus(eof)
-			if s.status&mysql.SERVER_STATUS_CURSOR_EXISTS == 0 {
-				if err := s.relayRows(); err != nil {
-					return err
-				}
-			}
+			head, err = relayPacket(s.client, s.up) // the upstream's OK or ERR
+		case p.state == respFirst:
+			head, err = relayPacket(s.client, s.up)
+		default: // column definitions or rows, up to the EOF or ERR
+			head, err = relayUntil(s.client, s.up, endsRows)
 		}
-		if s.status&mysql.SERVER_MORE_RESULTS_EXISTS == 0 {
-			return nil
+		if err != nil {
+			return err
 		}
 	}
 }
@@ -467,7 +450,7 @@ func (s *session) changeUserLocal(cu *changeUser) error {
 	user, password := s.srv.cfg.localUser(cu.user).upstreamAccount()
 	up := &changeUser{user: user, db: cu.db, charset: cu.charset, plugin: passThroughPlugin, attrs: cu.attrs}
 	s.up.resetSeq()
-	if err := s.authAs(up.encode(s.caps|mysql.CLIENT_PLUGIN_AUTH), user, password, "", nil); err != nil {
+	if err := s.authAs(up.encode(s.caps|mysql.CLIENT_PLUGIN_AUTH), user, password, nil); err != nil {
 		return err
 	}
 	s.setUser(cu.user)

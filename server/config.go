@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/heapproxy/heapproxy/profiling"
 )
 
 // Config is what heapproxy's front needs; cmd/heapproxy fills it from the
@@ -72,13 +74,6 @@ type Schedule struct {
 	Node  int64         `yaml:"node"`
 	Every time.Duration `yaml:"every"`
 }
-
-// Bounds of a snapshot interval, for schedules from the config and from
-// schedule_snapshots alike.
-const (
-	minScheduleEvery = time.Second
-	maxScheduleEvery = 24 * time.Hour
-)
 
 // User is one account heapproxy checks itself.
 type User struct {
@@ -300,8 +295,8 @@ func (c *Config) Validate() error {
 	}
 	seen := map[int64]bool{}
 	for i, sc := range c.Schedules {
-		if sc.Every < minScheduleEvery || sc.Every > maxScheduleEvery {
-			return fmt.Errorf("schedules[%d]: every %s must be from %s to %s", i, sc.Every, minScheduleEvery, maxScheduleEvery)
+		if sc.Every < profiling.MinScheduleEvery || sc.Every > profiling.MaxScheduleEvery {
+			return fmt.Errorf("schedules[%d]: every %s must be from %s to %s", i, sc.Every, profiling.MinScheduleEvery, profiling.MaxScheduleEvery)
 		}
 		if seen[sc.Node] {
 			return fmt.Errorf("schedules[%d]: node %d is scheduled twice", i, sc.Node)

@@ -69,7 +69,11 @@ func (s *session) answerEach(stmts []string) error {
 // is another of the FE's scripts (StarRocks runs any Wren script through
 // ADMIN EXECUTE) and there is an upstream.
 func (s *session) route(query []byte) (stmt *parser.Statement, forward bool, err error) {
-	stmt, err = s.srv.classifier.Classify(string(query))
+	if s.up != nil {
+		stmt, err = s.srv.classifier.ClassifyOwn(string(query))
+	} else {
+		stmt, err = s.srv.classifier.Classify(string(query))
+	}
 	if err != nil {
 		var pe *parser.Error
 		return nil, errors.As(err, &pe) && pe.NotHeapProf && s.up != nil, err
@@ -131,6 +135,18 @@ func (s *session) answerEmbedded(cmd command) error {
 	return s.sendError(noUpstream())
 }
 
+// mayReadProfiles refuses the heapprof schema to users not in
+// profile_users, as MySQL refuses a database without grants: the
+// snapshots are profile data like ADMIN EXECUTE's answers.
+func (s *session) mayReadProfiles() *mysql.MyError {
+	if s.srv.cfg.MayProfile(s.account) {
+		return nil
+	}
+	return mysql.NewError(mysql.ER_DBACCESS_DENIED_ERROR, fmt.Sprintf(
+		"Access denied for user '%s' to database 'heapprof': profile data is for heapproxy's profile_users (now: %s)",
+		s.user, strings.Join(s.srv.cfg.ProfileUsers, ", ")))
+}
+
 func noUpstream() *mysql.MyError {
 	return mysql.NewError(mysql.ER_NOT_SUPPORTED_YET,
 		"heapproxy runs on its embedded default without an upstream database, so this statement has nowhere to go; "+
@@ -140,6 +156,9 @@ func noUpstream() *mysql.MyError {
 // localUseDB accepts the schemas heapproxy serves itself.
 func (s *session) localUseDB(db string) *mysql.MyError {
 	if s.srv.deps.SQL != nil {
+		if e := s.mayReadProfiles(); e != nil && !strings.EqualFold(db, "information_schema") {
+			return e
+		}
 		sess, e := s.sqlSession()
 		if e != nil {
 			return e
@@ -162,7 +181,12 @@ func (s *session) localUseDB(db string) *mysql.MyError {
 func (s *session) answerLocal(stmt *parser.Statement, query []byte) error {
 	if s.srv.deps.SQL != nil {
 		switch stmt.Kind {
-		case parser.Forward, parser.ShowDatabases, parser.ShowVariables, parser.Use:
+		case parser.Forward, parser.Use:
+			if e := s.mayReadProfiles(); e != nil {
+				return s.sendError(e)
+			}
+			return s.querySQL(query)
+		case parser.ShowDatabases, parser.ShowVariables:
 			return s.querySQL(query)
 		}
 	}

@@ -77,6 +77,9 @@ func (s *session) answerStmt(cmd command) (bool, error) {
 			"a prepared statement command over 16 MB is not supported on the embedded default; send long values with COM_STMT_SEND_LONG_DATA"))
 	}
 	if code == mysql.COM_STMT_PREPARE {
+		if e := s.mayReadProfiles(); e != nil {
+			return true, s.sendError(e)
+		}
 		return true, s.prepareLocal(cmd.data[1:])
 	}
 	body := cmd.data[1:]

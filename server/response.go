@@ -6,11 +6,12 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
-// responseParser follows a response to COM_QUERY or COM_STMT_EXECUTE
-// through the bytes relayed to the client, packet header by packet header,
-// to tell where it ends: the same walk as relayResultsFrom (OK packets and
-// result sets while SERVER_MORE_RESULTS_EXISTS is set, ending with an ERR
-// or a final status), for a relay that never holds a whole packet.
+// responseParser is the one grammar of a response to COM_QUERY or
+// COM_STMT_EXECUTE: OK packets and result sets while
+// SERVER_MORE_RESULTS_EXISTS is set, LOCAL INFILE requests, ending with an
+// ERR or a final status. The event loops feed it the relayed bytes (feed:
+// they never hold a whole packet); the goroutine relay hands it the
+// packets that can change its state (whole). A protocol fix is made here.
 type responseParser struct {
 	state  int    // respFirst, respColumns or respRows
 	seq    uint8  // sequence number the next packet must have
@@ -86,6 +87,14 @@ func (p *responseParser) feed(b []byte) (n int, done, infile bool) {
 	return n, false, false
 }
 
+// whole steps the walk over one logical packet whose head the goroutine
+// relay read (all of it when shorter than inspectLimit). Column
+// definitions and rows between may be skipped: they never change the state.
+func (p *responseParser) whole(head []byte) (done, infile bool) {
+	p.plen = len(head)
+	return p.packet(head)
+}
+
 // packet steps the walk over one whole logical packet (its first bytes).
 func (p *responseParser) packet(head []byte) (done, infile bool) {
 	if len(head) == 0 {
@@ -103,9 +112,19 @@ func (p *responseParser) packet(head []byte) (done, infile bool) {
 		case hdrLocalInfile:
 			return false, true
 		}
+		if _, _, k := lenEncInt(head); k == 0 {
+			p.err = fmt.Errorf("bad column count packet % x", head[:min(len(head), 8)])
+			return false, false
+		}
 		p.state = respColumns
 	case respColumns, respRows:
 		if head[0] == hdrErr {
+			if p.state == respColumns {
+				// A definition starts with its catalog's length, never
+				// 0xff: an ERR here breaks the protocol.
+				p.err = fmt.Errorf("expected EOF after the column definitions, got ERR")
+				return false, false
+			}
 			return true, false
 		}
 		if !isEOF(head) || p.plen >= 9 {

@@ -403,3 +403,29 @@ func TestWebAuthenticator(t *testing.T) {
 		})
 	}
 }
+
+// The heapprof schema is profile data: on the embedded default a user not
+// in profile_users is refused it, through text and binary protocol, and
+// keeps a usable session.
+func TestHeapprofSchemaNeedsProfileUser(t *testing.T) {
+	srv, _, _ := startSchemaProxyWith(t, 1, Config{Users: []User{{Name: "root"}, {Name: "viewer", Password: "v"}}})
+	h, p := hostPort(srv)
+	for _, q := range []string{"SELECT COUNT(*) FROM heapprof.snapshots", "USE heapprof"} {
+		out, err := cli(t, h, p, "viewer", "v", "-N", "-e", q)
+		if err == nil || !strings.Contains(out, "ERROR 1044 (42000) at line 1: Access denied for user 'viewer' to database 'heapprof'") {
+			t.Errorf("viewer %q: %v %q", q, err, out)
+		}
+	}
+	db := openSchema(t, srv.Addr().String(), "viewer", "v", "", "")
+	var me *mysql.MySQLError
+	if _, err := db.Prepare("SELECT id FROM heapprof.snapshots WHERE node_id = ?"); !errors.As(err, &me) || me.Number != 1044 {
+		t.Errorf("viewer prepare: %v, want 1044", err)
+	}
+	var one int
+	if err := db.QueryRow("SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Errorf("viewer SELECT 1 after a refusal: %v", err)
+	}
+	if out, err := cli(t, h, p, "root", "", "-N", "-e", "SELECT COUNT(*) > 0 FROM heapprof.snapshots"); err != nil || strings.TrimSpace(out) != "1" {
+		t.Errorf("root: %v %q", err, out)
+	}
+}

@@ -17,10 +17,9 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
-	"golang.org/x/sync/singleflight"
 
-	"github.com/heapproxy/heapproxy/heapprof/symbolize"
 	"github.com/heapproxy/heapproxy/parser"
+	"github.com/heapproxy/heapproxy/profiling"
 )
 
 // Server is one listening heapproxy front.
@@ -31,10 +30,8 @@ type Server struct {
 	upstreamTLS *tls.Config
 	deps        Deps
 	classifier  *parser.Classifier
-	schedule    *scheduler
 	loops       *eventLoops        // nil: sessions relay on their goroutines
-	dumps       chan struct{}      // one token per dump worked on (Config.MaxDumps)
-	captures    singleflight.Group // node id -> the capture under way
+	prof        *profiling.Service // the HeapProf service
 	maxConns    int
 
 	ln     net.Listener
@@ -76,20 +73,17 @@ func New(cfg Config, log *zap.Logger, deps Deps) (*Server, error) {
 	if deps.Metrics == nil {
 		deps.Metrics = noMetrics{}
 	}
-	if deps.Symbols == nil {
-		deps.Symbols = symbolize.NewCache()
-	}
 	srv := &Server{
 		cfg: cfg, log: log, clientTLS: ct, upstreamTLS: ut, deps: deps, classifier: parser.NewClassifier(),
-		schedule: newScheduler(log, cfg.Timeouts.Admin),
 		sessions: map[*session]struct{}{},
 	}
-	srv.ctx, srv.cancel = context.WithCancelCause(context.Background())
-	maxDumps := cfg.MaxDumps
-	if maxDumps == 0 {
-		maxDumps = runtime.NumCPU()
+	srv.prof, err = profiling.New(profiling.Options{Registry: deps.Registry, Store: deps.Snapshots, Metrics: deps.Metrics,
+		Log: log, Symbols: deps.Symbols, SymbolPath: deps.SymbolPath, IsCompute: deps.IsCompute,
+		MaxDumps: cfg.MaxDumps, Timeout: cfg.Timeouts.Admin, MaxDumpBytes: deps.MaxDumpBytes})
+	if err != nil {
+		return nil, err
 	}
-	srv.dumps = make(chan struct{}, maxDumps)
+	srv.ctx, srv.cancel = context.WithCancelCause(context.Background())
 	pending := cfg.MaxPendingLogins
 	if pending == 0 {
 		pending = defaultMaxPendingLogins
@@ -132,7 +126,9 @@ func (s *Server) Serve() error {
 	}
 	s.log.Info("listening", zap.String("addr", s.ln.Addr().String()), zap.String("mode", mode))
 	for _, sc := range s.cfg.Schedules {
-		s.startSchedule(sc.Node, sc.Every)
+		if err := s.prof.Schedule(sc.Node, sc.Every); err != nil {
+			return err
+		}
 	}
 	var delay time.Duration
 	for {
@@ -232,7 +228,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.ln.Close()
 	}
 	s.log.Info("shutting down", zap.Int("sessions", len(live)))
-	s.schedule.close()
+	s.prof.StopSchedules()
 	for _, sess := range live {
 		sess.interruptIfIdle()
 	}
@@ -242,10 +238,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	select {
 	case <-done:
 		s.cancel(errShutdown)
+		s.prof.Close()
 		return nil
 	case <-ctx.Done():
 		// The grace is over: stop what runs (dumps, SQL) and close.
 		s.cancel(errShutdown)
+		s.prof.Close()
 		s.loops.stop() // sessions in a loop come back and end
 		s.mu.Lock()
 		for sess := range s.sessions {

@@ -24,6 +24,9 @@ type fileConfig struct {
 	SelfProfileActive bool `yaml:"self_profile_active"`
 	// NodeTimeout bounds each HTTP call to a node (StarRocks' FE waits 60 s).
 	NodeTimeout time.Duration `yaml:"node_timeout"`
+	// LivenessInterval is how often each node's HTTP port is checked for
+	// SHOW BACKENDS' Alive, LastHeartbeat and ErrMsg (0: never).
+	LivenessInterval time.Duration `yaml:"liveness_interval"`
 	// MaxDumpBytes bounds what one node answer may hold.
 	MaxDumpBytes int64 `yaml:"max_dump_bytes"`
 	// SymbolPath lists directories searched for node binaries and
@@ -69,6 +72,40 @@ type nodeConfig struct {
 	Binary string `yaml:"binary"`
 	// Role is "backend" (default) or "compute".
 	Role string `yaml:"role"`
+	httpAuth `yaml:",inline"`
+}
+
+// httpAuth is HTTP basic auth towards nodes (Doris' enable_all_http_auth,
+// StarRocks' enable_http_auth): the password in the file, in a file of its
+// own, or in an environment variable, so a secret need not sit in the YAML.
+type httpAuth struct {
+	HTTPUser         string `yaml:"http_user"`
+	HTTPPassword     string `yaml:"http_password"`
+	HTTPPasswordFile string `yaml:"http_password_file"`
+	HTTPPasswordEnv  string `yaml:"http_password_env"`
+}
+
+// password resolves the configured password source (at most one).
+func (a httpAuth) password() (backends.Secret, error) {
+	n := 0
+	for _, v := range []string{a.HTTPPassword, a.HTTPPasswordFile, a.HTTPPasswordEnv} {
+		if v != "" {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return "", fmt.Errorf("set one of http_password, http_password_file and http_password_env")
+	case a.HTTPPasswordFile != "":
+		return backends.ReadSecretFile(a.HTTPPasswordFile)
+	case a.HTTPPasswordEnv != "":
+		v, ok := os.LookupEnv(a.HTTPPasswordEnv)
+		if !ok {
+			return "", fmt.Errorf("http_password_env: environment variable %s is not set", a.HTTPPasswordEnv)
+		}
+		return backends.Secret(v), nil
+	}
+	return backends.Secret(a.HTTPPassword), nil
 }
 
 type discoveryConfig struct {
@@ -76,6 +113,11 @@ type discoveryConfig struct {
 	Password string        `yaml:"password"`
 	Kind     string        `yaml:"kind"`
 	Interval time.Duration `yaml:"interval"`
+	// httpAuth is the basic auth for every discovered node.
+	httpAuth `yaml:",inline"`
+	// AllowLinkLocal lets nodes have link-local or cloud metadata
+	// addresses (refused by default: a FE's row must not aim heapproxy there).
+	AllowLinkLocal bool `yaml:"allow_link_local"`
 }
 
 func defaultFileConfig() fileConfig {
@@ -84,6 +126,7 @@ func defaultFileConfig() fileConfig {
 		SelfNodeID:        1,
 		SelfProfileActive: true,
 		NodeTimeout:       backends.DefaultTimeout,
+		LivenessInterval:  10 * time.Second,
 		Discovery:         discoveryConfig{Kind: string(backends.StarRocks), Interval: time.Minute},
 		Snapshots:         snapshotsConfig{Dir: "heapproxy-data", PerNode: 100},
 	}
@@ -127,8 +170,12 @@ func (c *fileConfig) nodes() ([]backends.Node, map[int64]bool, error) {
 		default:
 			return nil, nil, fmt.Errorf("nodes[%d] (id %d): role must be backend or compute, not %q", i, nc.ID, nc.Role)
 		}
+		pw, err := nc.password()
+		if err != nil {
+			return nil, nil, fmt.Errorf("nodes[%d] (id %d): %w", i, nc.ID, err)
+		}
 		out = append(out, backends.Node{ID: nc.ID, Kind: kind, Host: nc.Host, HTTPPort: nc.HTTPPort,
-			Binary: nc.Binary, Source: backends.SourceConfig, Alive: true})
+			Binary: nc.Binary, Source: backends.SourceConfig, Alive: true, HTTPUser: nc.HTTPUser, HTTPPassword: pw})
 	}
 	return out, compute, nil
 }

@@ -188,7 +188,8 @@ func wire(ctx context.Context, cfg *fileConfig, log *zap.Logger) (server.Deps, e
 	if err != nil {
 		return server.Deps{}, err
 	}
-	opts := backends.Options{Timeout: cfg.NodeTimeout, MaxResponseBytes: cfg.MaxDumpBytes, Logger: log}
+	opts := backends.Options{Timeout: cfg.NodeTimeout, MaxResponseBytes: cfg.MaxDumpBytes, Logger: log,
+		AllowLinkLocal: cfg.Discovery.AllowLinkLocal}
 	var disc *server.FEDiscoverer
 	if cfg.Discovery.User != "" {
 		if cfg.Upstream == "" {
@@ -198,8 +199,13 @@ func wire(ctx context.Context, cfg *fileConfig, log *zap.Logger) (server.Deps, e
 		if err != nil {
 			return server.Deps{}, fmt.Errorf("discovery: %w", err)
 		}
+		pw, err := cfg.Discovery.password()
+		if err != nil {
+			return server.Deps{}, fmt.Errorf("discovery: %w", err)
+		}
 		disc = &server.FEDiscoverer{Addr: cfg.Upstream, User: cfg.Discovery.User, Password: cfg.Discovery.Password,
-			Kind: kind, Timeout: cfg.Timeouts.Connect}
+			Kind: kind, Timeout: cfg.Timeouts.Connect, AllowLinkLocal: cfg.Discovery.AllowLinkLocal,
+			HTTPUser: cfg.Discovery.HTTPUser, HTTPPassword: pw}
 		opts.Discoverer = disc
 	}
 	reg := backends.NewRegistry(opts)
@@ -211,10 +217,14 @@ func wire(ctx context.Context, cfg *fileConfig, log *zap.Logger) (server.Deps, e
 		}
 		go reg.Run(ctx, cfg.Discovery.Interval)
 	}
+	if cfg.LivenessInterval > 0 {
+		go reg.RunLiveness(ctx, cfg.LivenessInterval)
+	}
 	return server.Deps{
-		Registry:   reg,
-		SelfID:     cfg.SelfNodeID,
-		SymbolPath: cfg.SymbolPath,
+		Registry:     reg,
+		SelfID:       cfg.SelfNodeID,
+		SymbolPath:   cfg.SymbolPath,
+		MaxDumpBytes: cfg.MaxDumpBytes,
 		IsCompute: func(id int64) bool {
 			return compute[id] || (disc != nil && disc.IsCompute(id))
 		},

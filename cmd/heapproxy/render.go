@@ -81,7 +81,7 @@ func loadProfile(ctx context.Context, file string, sym heapprof.Symbolizer) (*pr
 	}
 	defer f.Close()
 	// Streamed: a large heap_v2 dump is never held whole.
-	p, err := heapprof.ParseReader(f)
+	p, err := heapprof.ParseReaderLimit(ctx, f, heapprof.MaxProfileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}

@@ -976,12 +976,22 @@ func le32(b []byte) uint32 {
 func le64(b []byte) uint64 { return uint64(le32(b)) | uint64(le32(b[4:]))<<32 }
 
 // cLikeLanguage is BFD's mangle_style(lang) == 0: languages whose
-// DW_AT_name is the symbol name (C, Fortran, Pascal and the like).
+// DW_AT_name is the symbol name, so addr2line prints it as it stands (and
+// among DIEs with equal ranges, the last one read). The list is binutils
+// 2.40's (Debian 12), bfd/dwarf2.c mangle_style, as read at
+// plctlab/patchwork-binutils-gdb@66d3faa7800240dd15030be4184f3b29f0e2d681
+// (a mirror of bminor/binutils-gdb): Ada, C++, Java, D and Rust have
+// demangling styles of their own and every other language DMGL_AUTO, so
+// Fortran 90 and later and Modula-2 are not in it, while assembly is: glibc's
+// clone3.S names clone3 through such a unit.
 func cLikeLanguage(lang int64) bool {
 	switch lang {
-	case 0x01, 0x02, 0x0c, 0x1d, // C89, C, C99, C11
-		0x05, 0x06, 0x07, 0x0e, 0x22, 0x23, // Cobol, Fortran77/90/95/03/08
-		0x09, 0x0a, 0x0f: // Pascal83, Modula2, PLI
+	case 0x01, 0x02, 0x0c, 0x1d, // DW_LANG_C89, C, C99, C11
+		0x05, 0x06, 0x07, // Cobol74, Cobol85, Fortran77
+		0x09, 0x0f, 0x12, // Pascal83, PLI, UPC
+		0x8001,                 // Mips_Assembler (GNU as writes it for every target)
+		0x8765,                 // Upc (the GNU extension's number)
+		0x8004, 0x8006, 0x8007: // HP_Basic91, HP_IMacro, HP_Assembler
 		return true
 	}
 	return false

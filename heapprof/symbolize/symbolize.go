@@ -26,8 +26,7 @@
 // file 0; a separate debug file (build-id, .gnu_debuglink) supplies both
 // DWARF and symbols. Known differences: file names are joined and cleaned
 // by debug/dwarf ("stdlib/abort.c" where addr2line prints
-// "./stdlib/./stdlib/abort.c"), and where several equal-size aliases share
-// an address in assembly code (parts of libc) the alias chosen can differ.
+// "./stdlib/./stdlib/abort.c").
 //
 // Cost: images are read through a memory map, and zlib-compressed debug
 // sections (Debian's debug files) are inflated only as far as the units
@@ -249,13 +248,12 @@ func (l *Local) debugDirs() []string {
 // the profile came from another machine, by base name), and finally the
 // main program for everything else, unrelocated.
 func (l *Local) libraries(cache *Cache, p *profile.Profile, maxPC uint64) ([]library, error) {
-	prog := ""
+	prog, given := "", ""
 	if l.Binary != "" {
-		abs, err := filepath.Abs(l.Binary)
-		if err != nil {
-			return nil, fmt.Errorf("binary %s: %w", l.Binary, err)
+		var err error
+		if prog, given, err = programPath(l.Binary); err != nil {
+			return nil, err
 		}
-		prog = abs
 	}
 	// Open (or find in the cache) every image at once: reading symbol
 	// tables and DWARF headers of libc, libstdc++ and the program in
@@ -287,7 +285,8 @@ func (l *Local) libraries(cache *Cache, p *profile.Profile, maxPC uint64) ([]lib
 		switch {
 		case soPattern.MatchString(m.File):
 			image = l.findLibrary(m.File, m.BuildID)
-		case prog != "" && (m.File == prog || filepath.Base(m.File) == filepath.Base(prog)):
+		case prog != "" && (m.File == prog || filepath.Base(m.File) == filepath.Base(prog) ||
+			filepath.Base(m.File) == filepath.Base(given)):
 			image = prog
 		default:
 			continue
@@ -304,6 +303,23 @@ func (l *Local) libraries(cache *Cache, p *profile.Profile, maxPC uint64) ([]lib
 	}
 	libs = append(libs, library{image: prog, start: 0, finish: maxPC, offset: 0})
 	return libs, nil
+}
+
+// programPath is jeprof's Cwd::abs_path of the program: absolute, with
+// every symbolic link resolved, as the kernel names the file in
+// /proc/self/maps (Debian's /usr/bin/redis-server is a link to
+// redis-check-rdb, and the profile's mappings name the latter). given is
+// the absolute path as the caller spelled it.
+func programPath(binary string) (prog, given string, err error) {
+	given, err = filepath.Abs(binary)
+	if err != nil {
+		return "", "", fmt.Errorf("binary %s: %w", binary, err)
+	}
+	prog, err = filepath.EvalSymlinks(given)
+	if err != nil {
+		return "", "", fmt.Errorf("binary %s: resolve links: %w", binary, err)
+	}
+	return prog, given, nil
 }
 
 // findLibrary looks for a mapped file under the search path first (like

@@ -292,10 +292,7 @@ func TestAddr2Line(t *testing.T) {
 		{"lib", fxs[0].lib, false},
 		{"stripped-lib", fxs[3].lib, true},
 		{"libjemalloc", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", true},
-		// Not the whole of libc: in its assembly functions, where several
-		// equal-size aliases share an address, BFD's choice differs from
-		// ours for about 1% of addresses (see README). libc frames of real
-		// profiles are checked by TestJeprofNames.
+		// libc, from its separate debug file: TestAddr2LineLibc.
 	}
 	for _, im := range images {
 		pcs := samplePCs(t, im.path, im.dynamic, 4000)
@@ -407,41 +404,15 @@ func sameFrames(a, b []Frame) bool {
 }
 
 // TestAddr2LineLibc compares libc's answers, from its zlib-compressed
-// separate debug file (libc6-dbg), with addr2line's. In libc's assembly
-// functions several equal-size aliases share an address and BFD's choice
-// among them differs from ours (see the package doc), so a differing
-// function name is accepted when nm lists both names at one address;
-// files, lines and inline chains must match exactly.
+// separate debug file (libc6-dbg), with addr2line's, exactly: including
+// libc's assembly functions, where several equal-size aliases share an
+// address and BFD names them after the last DW_TAG_subprogram of their
+// DW_LANG_Mips_Assembler unit (clone3, not __clone3).
 func TestAddr2LineLibc(t *testing.T) {
 	const libc = "/usr/lib/x86_64-linux-gnu/libc.so.6"
-	id, err := readBuildID(libc)
-	if err != nil || len(id) < 3 {
-		t.Fatalf("build-id of %s: %q, %v", libc, id, err)
-	}
-	dbg := filepath.Join("/usr/lib/debug/.build-id", id[:2], id[2:]+".debug")
-	if !isFile(dbg) {
-		t.Fatalf("%s missing: install libc6-dbg", dbg)
-	}
+	dbg := libcDebugFile(t)
 	pcs := samplePCs(t, libc, true, 3000)
 	want := addr2line(t, dbg, pcs)
-	symAddr := map[string]map[string]bool{} // name -> addresses
-	for _, line := range strings.Split(string(run(t, nil, "nm", "-C", dbg)), "\n") {
-		f := strings.SplitN(line, " ", 3)
-		if len(f) == 3 {
-			if symAddr[f[2]] == nil {
-				symAddr[f[2]] = map[string]bool{}
-			}
-			symAddr[f[2]][f[0]] = true
-		}
-	}
-	aliases := func(a, b string) bool {
-		for addr := range symAddr[a] {
-			if symAddr[b][addr] {
-				return true
-			}
-		}
-		return false
-	}
 	for _, decoder := range []string{"scanner", "partial", "debug-dwarf"} {
 		t.Run(decoder, func(t *testing.T) {
 			o, err := openObject(dbg, nil)
@@ -459,33 +430,22 @@ func TestAddr2LineLibc(t *testing.T) {
 					answers[pc] = o.lookupRun(pc, seen)
 				})
 			}
-			bad, renamed := 0, 0
+			bad := 0
 			for _, pc := range pcs {
 				got, ok := answers[pc]
 				if !ok {
 					got = o.lookupRun(pc, seen)
 				}
-				w := want[pc]
-				same := len(got) == len(w)
-				for i := 0; same && i < len(got); i++ {
-					g, x := got[i], w[i]
-					if g.Function != x.Function && aliases(g.Function, x.Function) {
-						g.Function = x.Function
-						renamed++
-					}
-					same = sameFrames([]Frame{g}, []Frame{x})
-				}
-				if !same {
+				if !sameFrames(got, want[pc]) {
 					bad++
 					if bad <= 10 {
-						t.Errorf("%#x:\n got %v\nwant %v", pc, got, w)
+						t.Errorf("%#x:\n got %v\nwant %v", pc, got, want[pc])
 					}
 				}
 			}
 			if bad > 0 {
 				t.Errorf("%d of %d addresses differ", bad, len(pcs))
 			}
-			t.Logf("%d addresses, %d answered by another alias at the same address", len(pcs), renamed)
 		})
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/ianlancetaylor/demangle"
 )
 
 // nmSym is one procedure as jeprof's GetProcedureBoundaries sees it: the
@@ -136,14 +134,25 @@ func isNMText(s elf.Symbol, sections []*elf.Section) bool {
 	return sections[idx].Flags&elf.SHF_EXECINSTR != 0
 }
 
-// versionedName appends the symbol version the way BFD (and so nm -D and
-// addr2line) names dynamic symbols: @@VER for the default version, @VER
-// for hidden ones.
+// versionedName appends the symbol version the way BFD names dynamic
+// symbols, so as `nm -D` prints them (binutils 2.40, bfd/elf.c
+// _bfd_elf_get_symbol_version_string and nm.c print_symname): "@@VER" for
+// a default version of .gnu.version_d; "@VER" for a hidden one and for
+// every version from .gnu.version_r, which on a defined symbol is a copy
+// relocation (stdin@GLIBC_2.2.5 in an executable); nothing for the local
+// and base indexes, nor for a version definition's own absolute symbol
+// (VER_1, libnuma_1.1).
 func versionedName(s elf.Symbol) string {
-	if s.Version == "" || s.Section == elf.SHN_UNDEF {
+	if !s.HasVersion || s.Version == "" || s.Section == elf.SHN_UNDEF {
 		return s.Name
 	}
-	if s.HasVersion && s.VersionIndex.IsHidden() {
+	// debug/elf names the file that needs the version (Library) only for
+	// .gnu.version_r entries.
+	needed := s.Library != ""
+	if !needed && s.Name == s.Version {
+		return s.Name
+	}
+	if needed || s.VersionIndex.IsHidden() {
 		return s.Name + "@" + s.Version
 	}
 	return s.Name + "@@" + s.Version
@@ -160,13 +169,10 @@ func demangleBFD(name string) string {
 	if i := strings.IndexByte(rest, '@'); i >= 0 {
 		rest, suf = rest[:i], rest[i:]
 	}
-	out, err := demangle.ToString(rest)
+	out, err := demangleCxx(rest)
 	if err != nil {
 		return name
 	}
-	// The demangler prints an empty pack expansion as a trailing ", "
-	// ("_Tuple_impl<0ul, T&&, >"); libiberty prints nothing.
-	out = strings.ReplaceAll(out, ", >", ">")
 	return pre + out + suf
 }
 

@@ -18,6 +18,7 @@
  *                 GET  /debug/prof/mem/status {"active": bool}
  *                 POST /debug/prof/mem/activate, /debug/prof/mem/deactivate
  *   TiKV          GET  /debug/pprof/heap      raw dump
+ *                 GET  /status                empty 200
  *                 GET  /debug/pprof/heap_activate|heap_deactivate -> 410
  *                 GET|POST /debug/pprof/symbol
  *   Databend      GET  /debug/mem/pprof/profile raw dump
@@ -26,7 +27,8 @@
  *   GET /alloc   allocate along the known stacks once more
  *   GET /stats   request counts per path, one "path count" line each
  *   --auth U:P   Doris with enable_all_http_auth: /jeheap/ and /pprof/ want
- *                HTTP basic auth, else 401
+ *                HTTP basic auth: none -> 401 (WWW-Authenticate: Basic
+ *                realm="Restricted"), wrong user or password -> 403
  *
  * Build: cc -O1 -g -rdynamic -o jenode jenode.c -ljemalloc
  *   (-rdynamic exports the jenode_* functions so dladdr can name them for
@@ -584,13 +586,20 @@ static void route(struct node *n, int fd, struct req *r) {
 	bool get = method_is(r, "GET");
 	bool post = method_is(r, "POST");
 
-	/* Doris' HttpHandlerWithAuth with enable_all_http_auth=true: 401, a
-	 * WWW-Authenticate header and no body. */
+	/* Doris' HttpHandlerWithAuth::on_header with enable_all_http_auth=true
+	 * (be/src/http/http_handler_with_auth.cpp): no parsable basic auth ->
+	 * 401, a WWW-Authenticate header and no body; credentials the FE's
+	 * checkAuth refuses -> 403. */
 	if (n->o.auth != NULL && (strncmp(p, "/jeheap/", 8) == 0 || strncmp(p, "/pprof/", 7) == 0) &&
 	    strcmp(r->auth, n->o.auth) != 0) {
-		static const char head[] = "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"Restricted\"\r\n"
-		                           "Content-Length: 0\r\nConnection: close\r\n\r\n";
-		(void)write_all(fd, head, sizeof(head) - 1);
+		static const char unauthorized[] = "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"Restricted\"\r\n"
+		                                   "Content-Length: 0\r\nConnection: close\r\n\r\n";
+		static const char forbidden[] = "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+		if (strncmp(r->auth, "Basic ", 6) == 0 && r->auth[6] != '\0') {
+			(void)write_all(fd, forbidden, sizeof(forbidden) - 1);
+		} else {
+			(void)write_all(fd, unauthorized, sizeof(unauthorized) - 1);
+		}
 		return;
 	}
 
@@ -605,6 +614,9 @@ static void route(struct node *n, int fd, struct req *r) {
 			                        n->counts[i].n);
 		}
 		reply(fd, 200, "text/plain", out, len);
+	} else if (strcmp(p, "/status") == 0 && get) {
+		/* TiKV's status server: an empty 200. */
+		reply_str(fd, 200, "");
 	} else if (strcmp(p, "/pprof/symbol") == 0 || strcmp(p, "/debug/pprof/symbol") == 0) {
 		handle_symbol(fd, r, strcmp(p, "/debug/pprof/symbol") == 0);
 	} else if ((strcmp(p, "/pprof/heap") == 0 || strcmp(p, "/debug/pprof/heap") == 0 ||

@@ -1,0 +1,224 @@
+package profiling
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/heapproxy/heapproxy/backends"
+	"github.com/heapproxy/heapproxy/heapprof"
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
+	"github.com/heapproxy/heapproxy/heapprof/symbolize"
+)
+
+// captured is a snapshot with its symbolized profile (nil for a graph
+// rendered on the node).
+type captured struct {
+	snap *snapshot.Snapshot
+	prof *profile.Profile
+}
+
+// capture dumps a node, symbolizes the profile and stores both. Callers
+// that ask for the same node while a capture runs share it (one fetch, one
+// parse, one snapshot), each waiting within its own ctx. The shared work
+// has the first caller's deadline but goes on if that caller is killed or
+// leaves, for the others; Close stops it.
+func (s *Service) capture(ctx context.Context, node backends.Node) (*captured, error) {
+	ch := s.captures.DoChan(strconv.FormatInt(node.ID, 10), func() (any, error) {
+		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		defer cancel()
+		if d, ok := ctx.Deadline(); ok {
+			var cancelDeadline context.CancelFunc
+			cctx, cancelDeadline = context.WithDeadline(cctx, d)
+			defer cancelDeadline()
+		} else if s.opt.Timeout > 0 {
+			var cancelTimeout context.CancelFunc
+			cctx, cancelTimeout = context.WithTimeout(cctx, s.opt.Timeout)
+			defer cancelTimeout()
+		}
+		stop := context.AfterFunc(s.ctx, cancel)
+		defer stop()
+		return s.captureOnce(cctx, node)
+	})
+	var r singleflight.Result
+	select {
+	case r = <-ch:
+	case <-ctx.Done():
+		if !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("dump of node %d: %w", node.ID, context.Cause(ctx))
+		}
+		// The shared work ends at the same deadline with an error that
+		// says what it was waiting for.
+		select {
+		case r = <-ch:
+		case <-time.After(100 * time.Millisecond):
+			return nil, fmt.Errorf("dump of node %d: %w", node.ID, context.Cause(ctx))
+		}
+	}
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	return r.Val.(*captured), nil
+}
+
+func (s *Service) captureOnce(ctx context.Context, node backends.Node) (c *captured, err error) {
+	defer s.RecoverAsError(node, &err)
+	start := time.Now()
+	d, err := s.opt.Registry.Dump(ctx, node)
+	s.metrics.Dump(string(node.Kind), time.Since(start), err)
+	if err != nil {
+		return nil, err
+	}
+	snap := &snapshot.Snapshot{
+		ID:       snapshot.NewID(node.ID, d.TakenAt),
+		NodeID:   node.ID,
+		NodeKind: string(node.Kind),
+		NodeAddr: node.Addr(),
+		TakenAt:  d.TakenAt,
+		Format:   d.Format.String(),
+		Raw:      d.Data,
+	}
+	c = &captured{snap: snap}
+	var funcs []snapshot.Function
+	var stacks []snapshot.Stack
+	if d.Format != backends.FormatDOT {
+		if c.prof, err = s.symbolized(ctx, node, d.Data); err != nil {
+			return nil, err
+		}
+		release, err := s.dumpSlot(ctx, node)
+		if err != nil {
+			return nil, err
+		}
+		funcs, stacks, err = snap.Attach(c.prof)
+		release()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := s.opt.Store.Save(ctx, snap, funcs, stacks); err != nil {
+		var re *snapshot.RetentionError
+		if !errors.As(err, &re) {
+			return nil, fmt.Errorf("save snapshot of node %d: %w", node.ID, err)
+		}
+		s.log.Warn("snapshot retention", zap.Error(err))
+	}
+	return c, nil
+}
+
+// stored loads a snapshot by name with its symbolized profile.
+func (s *Service) stored(ctx context.Context, id string) (*captured, error) {
+	snap, err := s.opt.Store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	c := &captured{snap: snap}
+	if len(snap.Profile) > 0 {
+		release, err := s.dumpSlot(ctx, backends.Node{ID: snap.NodeID})
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		if c.prof, err = heapprof.ParseLimit(ctx, snap.Profile, s.opt.MaxDumpBytes); err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", id, err)
+		}
+	}
+	return c, nil
+}
+
+// symbolized parses a dump and names its addresses: with the node's binary
+// when configured, else through its /pprof/symbol endpoint, else from the
+// mapped files on this machine. Go profiles arrive symbolized.
+func (s *Service) symbolized(ctx context.Context, node backends.Node, raw []byte) (*profile.Profile, error) {
+	release, err := s.dumpSlot(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { release() }()
+	p, err := heapprof.ParseLimit(ctx, raw, s.opt.MaxDumpBytes)
+	if err != nil {
+		return nil, fmt.Errorf("parse dump of node %d: %w", node.ID, err)
+	}
+	if p.HasFunctions() {
+		return p, nil
+	}
+	var sym heapprof.Symbolizer = &symbolize.Local{Binary: node.Binary, SearchPath: s.opt.SymbolPath, Cache: s.opt.Symbols}
+	if node.Binary == "" {
+		if remote, err := s.opt.Registry.RemoteSymbolizer(node); err == nil {
+			// The node names the addresses: a wait on the network, which
+			// holds no slot.
+			sym = remote
+			release()
+			release = func() {}
+		}
+	}
+	if err := sym.Symbolize(ctx, p); err != nil {
+		return nil, fmt.Errorf("symbolize dump of node %d: %w", node.ID, err)
+	}
+	return p, nil
+}
+
+// renderDOT renders jeprof's DOT graph of a capture, minus base if given.
+func (s *Service) renderDOT(ctx context.Context, node backends.Node, c *captured, base *profile.Profile) (string, error) {
+	if c.prof == nil {
+		return string(c.snap.Raw), nil // rendered on the node
+	}
+	release, err := s.dumpSlot(ctx, node)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	opt := heapprof.DefaultOptions()
+	opt.Base = base
+	opt.Program = node.Binary
+	if opt.Program == "" {
+		opt.Program = fmt.Sprintf("%s-node-%d", node.Kind, node.ID)
+	}
+	var buf bytes.Buffer
+	if err := heapprof.WriteDOTContext(ctx, &buf, c.prof, opt); err != nil {
+		if errors.Is(err, heapprof.ErrNoNodes) {
+			if base != nil {
+				return "", fmt.Errorf("node %d: no nodes to print: nothing changed above jeprof's thresholds since the base snapshot", node.ID)
+			}
+			return "", fmt.Errorf("node %d: no nodes to print: the profile has no allocations above jeprof's thresholds (is profiling enabled? run enable_prof() first)", node.ID)
+		}
+		return "", fmt.Errorf("render dump of node %d: %w", node.ID, err)
+	}
+	return buf.String(), nil
+}
+
+// dumpSlot waits, within ctx, until fewer than Options.MaxDumps dumps are
+// worked on, so that a statement over a whole cluster (or many sessions
+// at once) does not hold every node's profile in memory together nor take
+// every core. Only CPU work holds a slot: waiting on a node does not, so
+// slow or dead nodes cannot starve healthy ones. release frees the slot.
+func (s *Service) dumpSlot(ctx context.Context, node backends.Node) (release func(), err error) {
+	select {
+	case s.dumps <- struct{}{}:
+		return func() { <-s.dumps }, nil
+	default:
+	}
+	start := time.Now()
+	select {
+	case s.dumps <- struct{}{}:
+		s.log.Info("dump waited for a slot", zap.Int64("node", node.ID),
+			zap.Int("max_dumps", cap(s.dumps)), zap.Duration("waited", time.Since(start)))
+		return func() { <-s.dumps }, nil
+	case <-ctx.Done():
+		s.metrics.Error("dump_slots_busy")
+		return nil, fmt.Errorf("dump of node %d: all %d dump slots (max_dumps) stayed busy for %s: %w",
+			node.ID, cap(s.dumps), time.Since(start).Round(time.Millisecond), ctx.Err())
+	}
+}
+
+// HoldSlot takes a dump slot until release is called (tests and callers
+// that do CPU work of their own on a profile).
+func (s *Service) HoldSlot(ctx context.Context) (release func(), err error) {
+	return s.dumpSlot(ctx, backends.Node{})
+}
