@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
 )
 
 // DefaultDiscoverInterval is the least time between two discoveries
@@ -82,7 +84,7 @@ type Registry struct {
 	discoverMu   sync.Mutex // serialises discoveries
 	lastDiscover time.Time  // guarded by discoverMu
 
-	flights flightGroup
+	flights singleflight.Group // node id -> the dump under way
 }
 
 // NewRegistry makes an empty registry with one driver per Kind.
@@ -110,12 +112,6 @@ func NewRegistry(opts Options) *Registry {
 		},
 		nodes: make(map[int64]Node),
 	}
-}
-
-// NewDriver returns a standalone driver for kind with the given limits
-// (zero values take the defaults).
-func NewDriver(kind Kind, opts Options) (Driver, error) {
-	return NewRegistry(opts).Driver(kind)
 }
 
 // Add registers nodes, replacing any with the same id. A node without a
@@ -310,49 +306,17 @@ func (r *Registry) Dump(ctx context.Context, node Node) (*Dump, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.flights.do(ctx, n.ID, func(fctx context.Context) (*Dump, error) {
-		return d.Dump(fctx, n)
-	})
-}
-
-// flightGroup runs at most one function per key at a time and hands its
-// result to every caller that asked meanwhile.
-type flightGroup struct {
-	mu sync.Mutex
-	m  map[int64]*flight
-}
-
-type flight struct {
-	done chan struct{}
-	dump *Dump
-	err  error
-}
-
-func (g *flightGroup) do(ctx context.Context, key int64, fn func(context.Context) (*Dump, error)) (*Dump, error) {
-	g.mu.Lock()
-	if g.m == nil {
-		g.m = make(map[int64]*flight)
-	}
-	f, ok := g.m[key]
-	if !ok {
-		f = &flight{done: make(chan struct{})}
-		g.m[key] = f
-		// Detached from the first caller's cancellation: others may be
-		// waiting on it. The driver's own timeout still bounds it.
-		fctx := context.WithoutCancel(ctx)
-		go func() {
-			f.dump, f.err = fn(fctx)
-			g.mu.Lock()
-			delete(g.m, key)
-			g.mu.Unlock()
-			close(f.done)
-		}()
-	}
-	g.mu.Unlock()
+	// Detached from the first caller's cancellation: others may be
+	// waiting on it. The driver's own timeout still bounds it.
+	fctx := context.WithoutCancel(ctx)
+	ch := r.flights.DoChan(strconv.FormatInt(n.ID, 10), func() (any, error) { return d.Dump(fctx, n) })
 	select {
-	case <-f.done:
-		return f.dump, f.err
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return res.Val.(*Dump), nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for the dump of node %d: %w", key, ctx.Err())
+		return nil, fmt.Errorf("waiting for the dump of node %d: %w", n.ID, ctx.Err())
 	}
 }

@@ -51,7 +51,7 @@ type Server struct {
 }
 
 // New checks the configuration and prepares a server; Listen starts it.
-// deps.Registry must be set; a nil deps.Snapshots keeps snapshots in memory.
+// deps.Registry and deps.Snapshots must be set.
 func New(cfg Config, log *zap.Logger, deps Deps) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

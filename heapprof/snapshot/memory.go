@@ -8,8 +8,7 @@ import (
 	"time"
 )
 
-// Memory keeps snapshots in memory: for tests and for running without a
-// data directory. It implements Store and is safe for concurrent use.
+// Memory keeps snapshots in memory, for tests. It implements Store and is safe for concurrent use.
 type Memory struct {
 	retention Retention
 	now       func() time.Time

@@ -5,7 +5,7 @@
 // A snapshot is stored with two kinds of rows derived from its symbolized
 // profile (see Summarize): one Function row per function (flat and
 // cumulative bytes and objects) and one Stack row per distinct call stack.
-// Three stores implement Store: Memory (tests, no-disk mode), Dir (the
+// Three stores implement Store: Memory (tests), Dir (the
 // embedded default: one directory per snapshot, crash safe) and MySQL (any
 // MySQL-compatible database shared by several proxies).
 package snapshot
