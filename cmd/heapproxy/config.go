@@ -71,7 +71,7 @@ type nodeConfig struct {
 	// Binary is the node's executable on this machine, for symbols.
 	Binary string `yaml:"binary"`
 	// Role is "backend" (default) or "compute".
-	Role string `yaml:"role"`
+	Role     string `yaml:"role"`
 	httpAuth `yaml:",inline"`
 }
 
