@@ -48,6 +48,16 @@ type fileConfig struct {
 	HTTPBearerTokenFile string `yaml:"http_bearer_token_file"`
 	// Snapshots says where dumps are kept and for how long.
 	Snapshots snapshotsConfig `yaml:"snapshots"`
+	// SQL bounds the embedded default's heapprof SQL engine.
+	SQL sqlConfig `yaml:"sql"`
+}
+
+// sqlConfig bounds the heapprof SQL engine (bytes; 0: the defaults, 256 MiB
+// per statement, 512 MiB for all, 64 MiB for one string value).
+type sqlConfig struct {
+	MaxStatementMemory int64 `yaml:"max_statement_memory"`
+	MaxTotalMemory     int64 `yaml:"max_total_memory"`
+	MaxValueBytes      int64 `yaml:"max_value_bytes"`
 }
 
 type snapshotsConfig struct {

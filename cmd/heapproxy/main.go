@@ -107,7 +107,9 @@ func run(args []string) error {
 	deps.Snapshots = store
 	if cfg.Upstream == "" {
 		// The embedded default serves the heapprof schema itself.
-		engine, err := sqlview.New(server.SQLSource(store))
+		engine, err := sqlview.NewWithOptions(server.SQLSource(store), sqlview.Options{
+			MaxStatementMemory: cfg.SQL.MaxStatementMemory, MaxTotalMemory: cfg.SQL.MaxTotalMemory,
+			MaxValueBytes: cfg.SQL.MaxValueBytes, Logger: log})
 		if err != nil {
 			return err
 		}

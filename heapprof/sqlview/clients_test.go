@@ -72,6 +72,60 @@ func (h *frontHandler) HandleQuery(q string) (*mysql.Result, error) {
 	return &mysql.Result{Resultset: rs}, nil
 }
 
+// HandleStmtPrepare, HandleStmtExecute and HandleStmtClose serve the
+// binary protocol from Prepare / Execute / ClosePrepared.
+func (h *frontHandler) HandleStmtPrepare(query string) (int, int, any, error) {
+	p, err := h.e.Prepare(context.Background(), h.s, query)
+	if err != nil {
+		return 0, 0, nil, frontError(err)
+	}
+	return p.Params, len(p.Columns), p, nil
+}
+
+func (h *frontHandler) HandleStmtExecute(pc any, _ string, args []any) (*mysql.Result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := h.e.Execute(ctx, h.s, pc.(*Prepared), args)
+	if err != nil {
+		return nil, frontError(err)
+	}
+	defer r.Close()
+	if r.Columns == nil {
+		return &mysql.Result{AffectedRows: r.AffectedRows, InsertId: r.InsertID}, nil
+	}
+	names := make([]string, len(r.Columns))
+	for i, c := range r.Columns {
+		names[i] = c.Name
+	}
+	var values [][]any
+	for {
+		row, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, frontError(err)
+		}
+		vals := make([]any, len(row))
+		for i, v := range row {
+			if v != nil {
+				vals[i] = string(v)
+			}
+		}
+		values = append(values, vals)
+	}
+	rs, err := mysql.BuildSimpleBinaryResultset(names, values)
+	if err != nil {
+		return nil, err
+	}
+	return &mysql.Result{Resultset: rs}, nil
+}
+
+func (h *frontHandler) HandleStmtClose(pc any) error {
+	h.e.ClosePrepared(h.s, pc.(*Prepared))
+	return nil
+}
+
 func frontError(err error) error {
 	var e *Error
 	if errors.As(err, &e) {

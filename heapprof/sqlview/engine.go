@@ -8,17 +8,20 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+	"go.uber.org/zap"
 )
 
 // VersionComment is what @@version_comment answers, so a client's banner
@@ -28,17 +31,40 @@ const VersionComment = "heapproxy heapprof schema"
 // Engine answers SQL over the heapprof schema. It is safe for concurrent use
 // by many sessions; one Session serves one connection at a time.
 type Engine struct {
-	gms *sqle.Engine
+	gms  *sqle.Engine
+	opts Options
+	// sqlMemory is what the running statements hold, as their budgets
+	// estimate it (see budget.go).
+	sqlMemory atomic.Int64
 }
 
-// New builds an engine whose heapprof tables read src on every scan.
-func New(src Source) (*Engine, error) {
+// New builds an engine whose heapprof tables read src on every scan, with
+// the default Options.
+func New(src Source) (*Engine, error) { return NewWithOptions(src, Options{}) }
+
+// NewWithOptions builds an engine with limits; zero fields of opts take
+// their defaults.
+func NewWithOptions(src Source, opts Options) (*Engine, error) {
 	if src == nil {
 		return nil, errors.New("sqlview: nil Source")
 	}
+	opts = opts.withDefaults()
 	pro := &provider{db: &database{tables: withIndexes(newTables(src))}}
-	gms := sqle.New(analyzer.NewDefault(pro), &sqle.Config{IsReadOnly: true})
-	return &Engine{gms: gms}, nil
+	limit := opts.MaxValueBytes
+	// Every plan, subqueries included, is built through execBuilder:
+	// cancellation and memory accounting (budget.go).
+	eb := newExecBuilder()
+	a := analyzer.NewBuilder(pro).
+		AddPreAnalyzeRule(ruleCheckBefore, checkRule).
+		AddPostAnalyzeRule(ruleTopN, topNUnderProject).
+		AddPostValidationRule(ruleCheckAfter, checkRule).
+		AddPostValidationRule(ruleValueGuard, func(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+			return guardValues(n, limit, eb)
+		}).
+		Build()
+	a.ExecBuilder = eb.base
+	gms := sqle.New(a, &sqle.Config{IsReadOnly: true})
+	return &Engine{gms: gms, opts: opts}, nil
 }
 
 // Close releases the engine's background resources.
@@ -116,6 +142,7 @@ type Result struct {
 	ctx    *sql.Context
 	schema sql.Schema
 	iter   sql.RowIter
+	budget *stmtBudget
 }
 
 // Next returns the next row as MySQL text-protocol values: one element per
@@ -130,7 +157,7 @@ func (r *Result) Next() ([][]byte, error) {
 		return nil, io.EOF
 	}
 	if err != nil {
-		return nil, toError(err)
+		return nil, r.budget.toError(err)
 	}
 	out := make([][]byte, len(r.schema))
 	for i, c := range r.schema {
@@ -202,6 +229,7 @@ func (r *Result) Close() error {
 	}
 	err := r.iter.Close(r.ctx)
 	r.iter = nil
+	r.budget.release()
 	if err != nil {
 		return toError(err)
 	}
@@ -215,7 +243,7 @@ func (e *Engine) Query(ctx context.Context, s *Session, query string) (*Result, 
 	if s == nil {
 		return nil, errors.New("sqlview: nil Session")
 	}
-	sctx := newContext(ctx, s, query)
+	sctx, b := e.newContext(ctx, s, query)
 	stmt, err := e.parse(sctx, query)
 	if errors.Is(err, ast.ErrEmpty) {
 		return &Result{}, nil // a comment alone: MariaDB answers OK
@@ -223,13 +251,29 @@ func (e *Engine) Query(ctx context.Context, s *Session, query string) (*Result, 
 	if err != nil {
 		return nil, err
 	}
-	return e.run(sctx, query, stmt, nil)
+	return e.run(sctx, b, query, stmt, nil)
 }
 
-// newContext is the go-mysql-server context of one statement of s.
-func newContext(ctx context.Context, s *Session, query string) *sql.Context {
+// newContext is the go-mysql-server context of one statement of s, with
+// the statement's memory budget.
+func (e *Engine) newContext(ctx context.Context, s *Session, query string) (*sql.Context, *stmtBudget) {
+	b := &stmtBudget{eng: e}
 	ctx = context.WithValue(ctx, snapshotListKey{}, &snapshotList{})
-	return sql.NewContext(ctx, sql.WithSession(s.base), sql.WithQuery(query))
+	ctx = context.WithValue(ctx, budgetKey{}, b)
+	sctx := sql.NewContext(ctx, sql.WithSession(s.base), sql.WithQuery(query))
+	sctx.Memory = sql.NewMemoryManager(&reporter{ctx: sctx, b: b})
+	return sctx, b
+}
+
+// toError is toError, except that a statement over its memory budget
+// answers the budget's error whatever go-mysql-server made of it.
+func (b *stmtBudget) toError(err error) *Error {
+	if b != nil {
+		if e := b.err.Load(); e != nil {
+			return e
+		}
+	}
+	return toError(err)
 }
 
 // parse parses one statement and refuses writes. An empty statement (a
@@ -242,22 +286,30 @@ func (e *Engine) parse(sctx *sql.Context, query string) (ast.Statement, error) {
 	if err != nil {
 		return nil, toError(sql.ErrSyntaxError.New(err.Error()))
 	}
-	// Writes are refused before planning: go-mysql-server reports some of
-	// them (DELETE without a current database) as unrelated resolution errors.
-	if isWrite(stmt) {
-		return nil, toError(sql.ErrReadOnly.New())
+	// Writes, file access and statements that reach beyond the session
+	// are refused before planning (guard.go): go-mysql-server reports some
+	// writes (DELETE without a current database) as unrelated resolution
+	// errors, and planning may evaluate constant expressions.
+	if err := checkStatement(stmt); err != nil {
+		var refused *Error
+		if errors.As(err, &refused) && refused.Code == mysql.EROptionPreventsStatement && !isWrite(stmt) {
+			e.opts.Logger.Warn("sql statement refused", zap.Uint32("conn", sctx.Session.ID()),
+				zap.String("user", sctx.Session.Client().User), zap.String("query", query), zap.String("reason", refused.Message))
+		}
+		return nil, toError(err)
 	}
 	return stmt, nil
 }
 
 // run plans and starts a parsed statement, with the values of its ?
 // markers when it was prepared.
-func (e *Engine) run(sctx *sql.Context, query string, stmt ast.Statement, bindings map[string]ast.Expr) (*Result, error) {
+func (e *Engine) run(sctx *sql.Context, b *stmtBudget, query string, stmt ast.Statement, bindings map[string]ast.Expr) (*Result, error) {
 	schema, iter, _, err := e.gms.QueryWithBindings(sctx, query, stmt, bindings, nil)
 	if err != nil {
-		return nil, toError(err)
+		b.release()
+		return nil, b.toError(err)
 	}
-	r := &Result{ctx: sctx, schema: schema, iter: iter}
+	r := &Result{ctx: sctx, schema: schema, iter: iter, budget: b}
 	// SET and USE answer an empty schema: an OK packet for the client.
 	if len(schema) == 0 || types.IsOkResultSchema(schema) {
 		return r.okResult()
@@ -284,7 +336,7 @@ func (r *Result) okResult() (*Result, error) {
 			return r, nil
 		}
 		if err != nil {
-			return nil, toError(err)
+			return nil, r.budget.toError(err)
 		}
 		if len(row) == 1 {
 			if ok, isOK := row[0].(types.OkResult); isOK {

@@ -37,7 +37,8 @@ func (e *Engine) Prepare(ctx context.Context, s *Session, query string) (*Prepar
 	if s == nil {
 		return nil, errors.New("sqlview: nil Session")
 	}
-	sctx := newContext(ctx, s, query)
+	sctx, b := e.newContext(ctx, s, query)
+	defer b.release() // planning only: nothing stays charged
 	stmt, err := e.parse(sctx, query)
 	if errors.Is(err, ast.ErrEmpty) {
 		return nil, &Error{Code: mysql.EREmptyQuery, State: mysql.SSClientError, Message: "Query was empty"}
@@ -88,7 +89,8 @@ func (e *Engine) Execute(ctx context.Context, s *Session, p *Prepared, args []an
 		}
 		bindings["v"+strconv.Itoa(i+1)] = expr
 	}
-	return e.run(newContext(ctx, s, p.query), p.query, p.stmt, bindings)
+	sctx, b := e.newContext(ctx, s, p.query)
+	return e.run(sctx, b, p.query, p.stmt, bindings)
 }
 
 // argExpr is the literal a binds as.
