@@ -51,6 +51,8 @@ const (
 	Rollback
 	// Kill is KILL [CONNECTION | QUERY] <id>; see Statement.Kill.
 	Kill
+	// ShowFrontends is SHOW FRONTENDS.
+	ShowFrontends
 )
 
 var kindNames = [...]string{
@@ -58,6 +60,7 @@ var kindNames = [...]string{
 	ShowComputeNodes: "ShowComputeNodes", Set: "Set", LocalSelect: "LocalSelect",
 	ShowWarnings: "ShowWarnings", ShowDatabases: "ShowDatabases", ShowVariables: "ShowVariables",
 	Use: "Use", Begin: "Begin", Commit: "Commit", Rollback: "Rollback", Kill: "Kill",
+	ShowFrontends: "ShowFrontends",
 }
 
 func (k Kind) String() string {
@@ -97,6 +100,7 @@ var (
 	stmtForward          = &Statement{Kind: Forward}
 	stmtShowBackends     = &Statement{Kind: ShowBackends}
 	stmtShowComputeNodes = &Statement{Kind: ShowComputeNodes}
+	stmtShowFrontends    = &Statement{Kind: ShowFrontends}
 	stmtBegin            = &Statement{Kind: Begin}
 	stmtCommit           = &Statement{Kind: Commit}
 	stmtRollback         = &Statement{Kind: Rollback}
@@ -272,6 +276,11 @@ func classifyShow(l *lexer, sql string, parse func(string) (*Statement, error)) 
 			return nil, err
 		}
 		return stmtShowBackends, nil
+	case keyword(w, "FRONTENDS"):
+		if err := expectEnd(l, "SHOW FRONTENDS: expected end of statement"); err != nil {
+			return nil, err
+		}
+		return stmtShowFrontends, nil
 	case keyword(w, "COMPUTE"):
 		t = l.next()
 		if t.kind != tokWord || !keyword(t.text, "NODES") {

@@ -56,6 +56,7 @@ func TestClassifyKind(t *testing.T) {
 		{"SHOW FULL PROCESSLIST", Forward},
 		{"SHOW BACKENDS", ShowBackends},
 		{"show backends;", ShowBackends},
+		{"SHOW FRONTENDS", ShowFrontends},
 		{"SHOW /* x */ COMPUTE\n\tNODES ;", ShowComputeNodes},
 		{"USE test", Use},
 		{"BEGIN", Begin},
@@ -260,6 +261,7 @@ func TestClassifyOwn(t *testing.T) {
 		{"BEGIN", Forward},
 		{"SHOW BACKENDS", ShowBackends},
 		{"show compute nodes", ShowComputeNodes},
+		{"SHOW FRONTENDS;", ShowFrontends},
 		{"ADMIN EXECUTE ON 1 'System.print(HeapProf.getInstance().has_enable())'", AdminExecute},
 		{"ADMIN SHOW REPLICA STATUS", Forward},
 	} {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -132,7 +133,7 @@ func (s *Service) stored(ctx context.Context, id string) (*captured, error) {
 }
 
 // renderDOT renders jeprof's DOT graph of a capture, minus base if given.
-func (s *Service) renderDOT(ctx context.Context, node backends.Node, c *captured, base *profile.Profile) (string, error) {
+func (s *Service) renderDOT(ctx context.Context, node backends.Node, c *captured, base *profile.Profile, baseName string) (string, error) {
 	if c.prof == nil {
 		return string(c.snap.Raw), nil // rendered on the node
 	}
@@ -151,13 +152,25 @@ func (s *Service) renderDOT(ctx context.Context, node backends.Node, c *captured
 	if err := heapprof.WriteDOTContext(ctx, &buf, c.prof, opt); err != nil {
 		if errors.Is(err, heapprof.ErrNoNodes) {
 			if base != nil {
-				return "", fmt.Errorf("node %d: no nodes to print: nothing changed above jeprof's thresholds since the base snapshot", node.ID)
+				// jeprof prints nothing and exits 1; a SQL user needs an
+				// answer: a valid graph that says nothing changed.
+				return emptyDiffDOT(opt.Program, baseName), nil
 			}
 			return "", fmt.Errorf("node %d: no nodes to print: the profile has no allocations above jeprof's thresholds (is profiling enabled? run enable_prof() first)", node.ID)
 		}
 		return "", fmt.Errorf("render dump of node %d: %w", node.ID, err)
 	}
 	return buf.String(), nil
+}
+
+// emptyDiffDOT is the graph of a diff with nothing above jeprof's
+// thresholds: jeprof's header and legend, no nodes.
+func emptyDiffDOT(program, base string) string {
+	esc := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", " ")
+	p := esc.Replace(program)
+	return fmt.Sprintf("digraph \"%s; nothing changed\" {\nnode [width=0.375,height=0.25];\n"+
+		"Legend [shape=box,fontsize=24,shape=plaintext,label=\"%s\\lNothing changed above jeprof's thresholds since %s\\l\"];\n}\n",
+		p, p, esc.Replace(base))
 }
 
 // dumpSlot waits, within ctx, until fewer than Options.MaxDumps dumps are

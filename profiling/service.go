@@ -198,7 +198,7 @@ func (s *Service) DumpDOT(ctx context.Context, node backends.Node) (string, erro
 	if err != nil {
 		return "", err
 	}
-	return s.renderDOT(ctx, node, c, nil)
+	return s.renderDOT(ctx, node, c, nil, "")
 }
 
 // StoredDOT renders a stored snapshot of node.
@@ -213,7 +213,7 @@ func (s *Service) StoredDOT(ctx context.Context, node backends.Node, name string
 		return "", fmt.Errorf("snapshot %s is of node %d, not of node %d: run ADMIN EXECUTE ON %d to render it",
 			c.snap.ID, c.snap.NodeID, node.ID, c.snap.NodeID)
 	}
-	return s.renderDOT(ctx, node, c, nil)
+	return s.renderDOT(ctx, node, c, nil, "")
 }
 
 // DiffDOT dumps a node now and renders its growth since a stored snapshot.
@@ -233,7 +233,7 @@ func (s *Service) DiffDOT(ctx context.Context, node backends.Node, base string) 
 	if err != nil {
 		return "", err
 	}
-	return s.renderDOT(ctx, node, c, b.prof)
+	return s.renderDOT(ctx, node, c, b.prof, b.snap.ID)
 }
 
 // Snapshots lists a node's snapshots, newest first.

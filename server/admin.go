@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/heapproxy/heapproxy/backends"
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 	"github.com/heapproxy/heapproxy/heapprof/sqlview"
 	"github.com/heapproxy/heapproxy/heapprof/symbolize"
 	"github.com/heapproxy/heapproxy/parser"
@@ -54,9 +55,13 @@ type Metrics interface {
 	Dump(nodeKind string, d time.Duration, err error)
 	// Error counts errors by where they happened.
 	Error(kind string)
+	// SQLError counts the error packets heapproxy itself sends, by code.
+	SQLError(code uint16)
 }
 
 type noMetrics struct{}
+
+func (noMetrics) SQLError(uint16) {}
 
 func (noMetrics) ConnOpened()                       {}
 func (noMetrics) ConnClosed()                       {}
@@ -91,6 +96,16 @@ func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
 		node, err := s.srv.prof.Node(ctx, id)
 		if err != nil {
 			return s.sendError(adminError(err))
+		}
+		if a.Call.Method == parser.MethodListSnapshots {
+			// heapproxy's own method: one column per field, so a client
+			// (or a batch-mode CLI) gets names it can feed back.
+			snaps, err := s.srv.prof.Snapshots(ctx, node)
+			done()
+			if err != nil {
+				return s.sendError(adminError(err))
+			}
+			return s.writeSnapshotList(snaps)
 		}
 		out, err := s.srv.runHeapProf(ctx, node, a.Call)
 		s.logAdmin(a, node, started, err)
@@ -249,7 +264,22 @@ func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call par
 	return "", fmt.Errorf("HeapProf method %s is not implemented", call.Method)
 }
 
-// listSnapshots prints a node's snapshots, newest first, one per line:
+// writeSnapshotList answers list_snapshots() on one node: name, taken_at
+// (UTC), inuse_mb, format, newest first.
+func (s *session) writeSnapshotList(snaps []snapshot.Snapshot) error {
+	rows := make([][]value, len(snaps))
+	for i, sn := range snaps {
+		rows[i] = []value{str(sn.ID), str(sn.TakenAt.UTC().Format("2006-01-02 15:04:05")),
+			str(strconv.FormatFloat(float64(sn.TotalBytes)/(1<<20), 'f', 1, 64)), str(sn.Format)}
+	}
+	takenAt := column{name: "taken_at", typ: mysql.MYSQL_TYPE_DATETIME, charset: binaryCollation, length: 19, flags: mysql.BINARY_FLAG}
+	inuse := column{name: "inuse_mb", typ: mysql.MYSQL_TYPE_DOUBLE, charset: binaryCollation, length: 22, decimals: 1,
+		flags: mysql.BINARY_FLAG | mysql.NUM_FLAG}
+	return s.writeResult([]column{textColumn("name"), takenAt, inuse, textColumn("format")}, rows)
+}
+
+// listSnapshots prints a node's snapshots, newest first, one per line (a
+// fan-out's result cell):
 // name, time taken (UTC), in-use MB, format.
 func (srv *Server) listSnapshots(ctx context.Context, node backends.Node) (string, error) {
 	snaps, err := srv.prof.Snapshots(ctx, node)
@@ -274,7 +304,7 @@ func adminError(err error) *mysql.MyError {
 	return &mysql.MyError{Code: mysql.ER_PARSE_ERROR, State: "HY000", Message: err.Error()}
 }
 
-// showBackends forwards SHOW BACKENDS / SHOW COMPUTE NODES when the
+// showBackends forwards SHOW BACKENDS / SHOW COMPUTE NODES / SHOW FRONTENDS when the
 // upstream answers them (a StarRocks or Doris FE) and otherwise answers
 // from heapproxy's registry with StarRocks' leading columns.
 func (s *session) showBackends(query []byte, kind parser.Kind) error {
@@ -299,10 +329,19 @@ func (s *session) showBackends(query []byte, kind parser.Kind) error {
 	if e := s.mayProfile("see the nodes' addresses (SHOW BACKENDS)"); e != nil {
 		return s.sendError(e)
 	}
+	// The lists agree with the fan-out targets: SHOW BACKENDS and SHOW
+	// COMPUTE NODES are what ALL BACKENDS and ALL COMPUTE NODES reach;
+	// heapproxy's own node (ON FRONTEND) is under SHOW FRONTENDS.
 	compute := kind == parser.ShowComputeNodes
+	frontends := kind == parser.ShowFrontends
 	var nodes []backends.Node
 	for _, n := range s.srv.prof.Nodes() {
-		if s.srv.prof.IsCompute(n.ID) == compute {
+		switch {
+		case frontends:
+			if n.Kind == backends.Self {
+				nodes = append(nodes, n)
+			}
+		case n.Kind != backends.Self && s.srv.prof.IsCompute(n.ID) == compute:
 			nodes = append(nodes, n)
 		}
 	}
@@ -314,8 +353,11 @@ func (s *session) showBackends(query []byte, kind parser.Kind) error {
 			cols[i] = intColumn(name)
 		}
 	}
-	if compute {
+	switch {
+	case compute:
 		cols[0] = intColumn("ComputeNodeId")
+	case frontends:
+		cols[0] = intColumn("FrontendId")
 	}
 	rows := make([][]value, len(cells))
 	for i, r := range cells {

@@ -119,6 +119,35 @@ func queryLines(t *testing.T, db *sql.DB, q string) ([]string, error) {
 	return out, rows.Err()
 }
 
+// snapshotList runs list_snapshots() on one node, which answers one column
+// per field (name, taken_at, inuse_mb, format), and returns each row's
+// fields joined by tabs.
+func snapshotList(t *testing.T, db *sql.DB, node string) []string {
+	t.Helper()
+	q := adminSQL(node, "list_snapshots()")
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	if strings.Join(cols, ",") != "name,taken_at,inuse_mb,format" {
+		t.Fatalf("%s: columns %v, want name, taken_at, inuse_mb, format", q, cols)
+	}
+	var out []string
+	for rows.Next() {
+		var f [4]string
+		if err := rows.Scan(&f[0], &f[1], &f[2], &f[3]); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, strings.Join(f[:], "\t"))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func mustLines(t *testing.T, db *sql.DB, q string) []string {
 	t.Helper()
 	lines, err := queryLines(t, db, q)
@@ -423,9 +452,16 @@ func TestShowBackends(t *testing.T) {
 			t.Fatalf("%v\n%s", err, out)
 		}
 		lines := strings.Split(strings.TrimSpace(out), "\n")
-		if len(lines) != 3 || !strings.HasPrefix(lines[0], "BackendId\tIP\tHeartbeatPort\tBePort\tHttpPort\tBrpcPort\tLastStartTime\tLastHeartbeat\tAlive") ||
-			!strings.HasPrefix(lines[1], "1\tlocalhost\t") || !strings.HasPrefix(lines[2], "10001\t10.0.0.7\t0\t0\t8040\t") {
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], "BackendId\tIP\tHeartbeatPort\tBePort\tHttpPort\tBrpcPort\tLastStartTime\tLastHeartbeat\tAlive") ||
+			!strings.HasPrefix(lines[1], "10001\t10.0.0.7\t0\t0\t8040\t") {
 			t.Fatalf("upstream %q: SHOW BACKENDS:\n%s", upstream, out)
+		}
+		// heapproxy itself (ON FRONTEND, node 1) is a frontend, as ALL
+		// BACKENDS does not reach it.
+		out, err = cli(t, h, p, user, pw, "-e", "SHOW FRONTENDS")
+		lines = strings.Split(strings.TrimSpace(out), "\n")
+		if err != nil || len(lines) != 2 || !strings.HasPrefix(lines[0], "FrontendId\tIP\t") || !strings.HasPrefix(lines[1], "1\tlocalhost\t") {
+			t.Fatalf("upstream %q: SHOW FRONTENDS: %v\n%s", upstream, err, out)
 		}
 	}
 }
@@ -551,7 +587,7 @@ func waitSnapshots(t *testing.T, db *sql.DB, node string, n int, between func())
 	for len(list) < n && time.Now().Before(deadline) {
 		between()
 		time.Sleep(250 * time.Millisecond)
-		list = mustLines(t, db, adminSQL(node, "list_snapshots()"))
+		list = snapshotList(t, db, node)
 	}
 	return list
 }

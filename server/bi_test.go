@@ -131,7 +131,7 @@ func TestSharedMySQLStore(t *testing.T) {
 	}
 	resp.Body.Close()
 	name := mustLines(t, a, adminSQL("10001", "snapshot()"))[0]
-	list := mustLines(t, b, adminSQL("10001", "list_snapshots()"))
+	list := snapshotList(t, b, "10001")
 	if len(list) != 1 || !strings.HasPrefix(list[0], name+"\t") {
 		t.Fatalf("proxy B lists %q, want proxy A's %s", list, name)
 	}

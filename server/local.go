@@ -36,7 +36,7 @@ func (s *session) intercept(query []byte) (bool, error) {
 	case parser.AdminExecute:
 		s.srv.deps.Metrics.Statement("admin_execute")
 		return true, s.adminExecute(stmt.Admin, query)
-	case parser.ShowBackends, parser.ShowComputeNodes:
+	case parser.ShowBackends, parser.ShowComputeNodes, parser.ShowFrontends:
 		s.srv.deps.Metrics.Statement("show_backends")
 		return true, s.showBackends(query, stmt.Kind)
 	}
@@ -79,7 +79,7 @@ func (s *session) route(query []byte) (stmt *parser.Statement, forward bool, err
 		return nil, errors.As(err, &pe) && pe.NotHeapProf && s.up != nil, err
 	}
 	switch stmt.Kind {
-	case parser.AdminExecute, parser.ShowBackends, parser.ShowComputeNodes:
+	case parser.AdminExecute, parser.ShowBackends, parser.ShowComputeNodes, parser.ShowFrontends:
 		return stmt, false, nil
 	}
 	return stmt, s.up != nil, nil

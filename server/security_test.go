@@ -135,7 +135,10 @@ func TestShowBackendsNeedsProfileUser(t *testing.T) {
 		!strings.Contains(out, "ERROR 1227 (42000) at line 1: Access denied; account 'viewer' (logged in as 'viewer') may not see the nodes' addresses") {
 		t.Errorf("viewer: %v %q", err, out)
 	}
-	if out, err := cli(t, h, p, "root", "", "-N", "-e", "SHOW BACKENDS"); err != nil || !strings.HasPrefix(out, "1\t") {
+	if out, err := cli(t, h, p, "viewer", "v", "-e", "SHOW FRONTENDS"); err == nil || !strings.Contains(out, "ERROR 1227 (42000)") {
+		t.Errorf("viewer SHOW FRONTENDS: %v %q", err, out)
+	}
+	if out, err := cli(t, h, p, "root", "", "-N", "-e", "SHOW FRONTENDS"); err != nil || !strings.HasPrefix(out, "1\t") {
 		t.Errorf("root: %v %q", err, out)
 	}
 }

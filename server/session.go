@@ -87,7 +87,8 @@ func (s *session) run() {
 		s.up.conn.SetDeadline(time.Time{})
 	}
 	s.log = s.log.With(zap.String("user", s.user))
-	s.log.Info("connection opened", zap.String("db", s.db), zap.Bool("tls", s.isTLS()))
+	// One line per connection is noise at production rates: debug.
+	s.log.Debug("connection opened", zap.String("db", s.db), zap.Bool("tls", s.isTLS()))
 	s.srv.deps.Metrics.ConnOpened()
 	defer s.srv.deps.Metrics.ConnClosed()
 	err = s.serve()
@@ -96,7 +97,11 @@ func (s *session) run() {
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 		fields = append(fields, zap.Error(err))
 	}
-	s.log.Info("connection closed", fields...)
+	if len(fields) > 1 {
+		s.log.Info("connection closed with an error", fields...)
+		return
+	}
+	s.log.Debug("connection closed", fields...)
 }
 
 // withLoginSlot runs an upstream login once fewer than max_pending_logins
@@ -170,6 +175,7 @@ func (s *session) closeConns() {
 // sendError writes an ERR packet to the client and flushes it.
 func (s *session) sendError(e *mysql.MyError) error {
 	s.errSent = true
+	s.srv.deps.Metrics.SQLError(e.Code)
 	if err := s.client.writePacket(errPacket(e)); err != nil {
 		return err
 	}

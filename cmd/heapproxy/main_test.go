@@ -66,9 +66,9 @@ func TestEmbeddedDefaultDumpDOT(t *testing.T) {
 		out, err := exec.Command("mariadb", "--no-defaults", "-h", host, "-P", port, "-uroot", "-N", "-r", "-e", sql).CombinedOutput()
 		return string(out), err
 	}
-	out, err := mariadb("SHOW BACKENDS")
+	out, err := mariadb("SHOW FRONTENDS")
 	if err != nil || !strings.HasPrefix(out, "1\tlocalhost\t") || !strings.Contains(out, "heapproxy\tbuiltin") {
-		t.Fatalf("SHOW BACKENDS: %v\n%s", err, out)
+		t.Fatalf("SHOW FRONTENDS: %v\n%s", err, out)
 	}
 	if out, err := mariadb("ADMIN EXECUTE ON 1 'System.print(HeapProf.getInstance().has_enable())'"); err != nil || out != "true\n" {
 		t.Fatalf("has_enable: %v %q", err, out)

@@ -3,6 +3,7 @@ package web
 import (
 	"bufio"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -11,6 +12,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 )
 
 // DefaultDumpBuckets returns the upper bounds, in seconds, of the dump latency
@@ -30,24 +38,46 @@ const maxLabelValues = 64
 // overflowLabel is the label value that counts everything beyond maxLabelValues.
 const overflowLabel = "other"
 
-// Metrics counts what the proxy does, for Prometheus. It is safe for
-// concurrent use; the zero value is not ready, use NewMetrics.
+// statementKinds are the kinds the server counts (server/local.go,
+// server/commands.go): their children exist from the start, so they are
+// exposed as 0 before the first statement and Statement never creates them.
+// A kind missing here still works, it is created on first use.
+func statementKinds() []string {
+	return []string{"forwarded", "local", "admin_execute", "show_backends"}
+}
+
+// Names and help texts of the proxy's own metric families.
+const (
+	connsOpenName   = "heapproxy_connections_open"
+	connsTotalName  = "heapproxy_connections_total"
+	statementsName  = "heapproxy_statements_total"
+	dumpsName       = "heapproxy_dumps_total"
+	dumpErrorsName  = "heapproxy_dump_errors_total"
+	dumpLatencyName = "heapproxy_dump_duration_seconds"
+	errorsName      = "heapproxy_errors_total"
+	sqlErrorsName   = "heapproxy_sql_errors_total"
+)
+
+// Metrics counts what the proxy does, for Prometheus, in a registry of its
+// own that also holds the Go runtime's (go_*) and the process's
+// (process_*) collectors. It is safe for concurrent use; the zero value is
+// not ready, use NewMetrics.
 type Metrics struct {
-	buckets []float64
+	reg     *prometheus.Registry
+	handler http.Handler
 
-	// forwarded counts statements of kind "forwarded", one per relayed
-	// client command: an atomic keeps the relay path off the mutex that
-	// every session would otherwise take per statement.
-	forwarded atomic.Uint64
-
-	mu          sync.Mutex
-	connsOpen   int64
-	connsTotal  uint64
-	statements  labeled[uint64]
-	dumps       labeled[uint64]
-	dumpErrors  labeled[uint64]
-	dumpLatency labeled[histogram]
-	errors      labeled[uint64]
+	connsOpen  prometheus.Gauge
+	connsTotal prometheus.Counter
+	// forwarded is statements of kind "forwarded", one per relayed client
+	// command: held apart so the relay path is one comparison and one
+	// atomic add.
+	forwarded   prometheus.Counter
+	statements  *bounded[string, prometheus.Counter]
+	dumps       *bounded[string, prometheus.Counter]
+	dumpErrors  *bounded[string, prometheus.Counter]
+	dumpLatency *bounded[string, prometheus.Observer]
+	errors      *bounded[string, prometheus.Counter]
+	sqlErrors   *bounded[uint16, prometheus.Counter]
 }
 
 // NewMetrics returns empty metrics whose dump latency histogram uses
@@ -61,207 +91,215 @@ func NewMetrics(buckets []float64) *Metrics {
 	b = slices.Compact(b)
 	// +Inf is implicit in the exposition; keep only finite bounds.
 	b = slices.DeleteFunc(b, func(f float64) bool { return math.IsInf(f, 0) || math.IsNaN(f) })
-	return &Metrics{buckets: b}
+	if len(b) == 0 {
+		// No finite bound: only the +Inf bucket. An empty list would make
+		// client_golang use its default buckets.
+		b = []float64{math.Inf(1)}
+	}
+
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.connsOpen = prometheus.NewGauge(prometheus.GaugeOpts{Name: connsOpenName, Help: "Client connections currently open."})
+	m.connsTotal = prometheus.NewCounter(prometheus.CounterOpts{Name: connsTotalName, Help: "Client connections accepted."})
+	statements := prometheus.NewCounterVec(prometheus.CounterOpts{Name: statementsName, Help: "Client statements by kind."}, []string{"kind"})
+	dumps := prometheus.NewCounterVec(prometheus.CounterOpts{Name: dumpsName, Help: "Heap profile dumps by node kind."}, []string{"node_kind"})
+	dumpErrors := prometheus.NewCounterVec(prometheus.CounterOpts{Name: dumpErrorsName, Help: "Failed heap profile dumps by node kind."}, []string{"node_kind"})
+	dumpLatency := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: dumpLatencyName,
+		Help: "Time to dump a node's heap profile, failed dumps included.", Buckets: b}, []string{"node_kind"})
+	errs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: errorsName, Help: "Errors by kind."}, []string{"kind"})
+	sqlErrors := prometheus.NewCounterVec(prometheus.CounterOpts{Name: sqlErrorsName,
+		Help: "SQL errors sent to clients by MySQL error code."}, []string{"code"})
+	m.reg.MustRegister(m.connsOpen, m.connsTotal, statements, dumps, dumpErrors, dumpLatency, errs, sqlErrors,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	m.statements = newBounded(labelString, statements.WithLabelValues, statementKinds()...)
+	m.forwarded = m.statements.get("forwarded")
+	m.dumps = newBounded(labelString, dumps.WithLabelValues)
+	m.dumpErrors = newBounded(labelString, dumpErrors.WithLabelValues)
+	m.dumpLatency = newBounded(labelString, dumpLatency.WithLabelValues)
+	m.errors = newBounded(labelString, errs.WithLabelValues)
+	m.sqlErrors = newBounded(labelCode, sqlErrors.WithLabelValues)
+
+	// A scrape still gets the proxy's metrics if a collector fails, e.g.
+	// the process collector where /proc is mounted with hidepid.
+	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return m
 }
 
 // ConnOpened counts a client connection that was accepted.
 func (m *Metrics) ConnOpened() {
-	m.mu.Lock()
-	m.connsOpen++
-	m.connsTotal++
-	m.mu.Unlock()
+	m.connsOpen.Inc()
+	m.connsTotal.Inc()
 }
 
 // ConnClosed counts a client connection that ended.
-func (m *Metrics) ConnClosed() {
-	m.mu.Lock()
-	m.connsOpen--
-	m.mu.Unlock()
-}
+func (m *Metrics) ConnClosed() { m.connsOpen.Dec() }
 
 // Statement counts one client statement of the kind (e.g. "admin_execute",
 // "forward", "show_backends").
 func (m *Metrics) Statement(kind string) {
 	if kind == "forwarded" {
-		m.forwarded.Add(1)
+		m.forwarded.Inc()
 		return
 	}
-	m.mu.Lock()
-	*m.statements.at(kind)++
-	m.mu.Unlock()
+	m.statements.get(kind).Inc()
 }
 
 // Dump counts one dump of a node of nodeKind that took d; err != nil
 // counts it as failed too. Failed dumps are in the latency histogram as
 // well: a node that times out is exactly the latency one wants to see.
 func (m *Metrics) Dump(nodeKind string, d time.Duration, err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	*m.dumps.at(nodeKind)++
+	m.dumps.get(nodeKind).Inc()
 	if err != nil {
-		*m.dumpErrors.at(nodeKind)++
+		m.dumpErrors.get(nodeKind).Inc()
 	}
-	m.dumpLatency.at(nodeKind).observe(m.buckets, d.Seconds())
+	m.dumpLatency.get(nodeKind).Observe(d.Seconds())
 }
 
 // Error counts an error of the kind (e.g. "auth", "upstream", "snapshot").
-func (m *Metrics) Error(kind string) {
-	m.mu.Lock()
-	*m.errors.at(kind)++
-	m.mu.Unlock()
-}
+func (m *Metrics) Error(kind string) { m.errors.get(kind).Inc() }
 
-// ServeHTTP writes the metrics in the Prometheus text exposition format 0.0.4.
+// SQLError counts one SQL error (ERR packet) sent to a client, by its
+// MySQL error code (e.g. 1064), as heapproxy_sql_errors_total{code="1064"}.
+func (m *Metrics) SQLError(code uint16) { m.sqlErrors.get(code).Inc() }
+
+// ServeHTTP serves all metrics, the proxy's, go_* and process_*, in the
+// format the scraper asks for (the text format 0.0.4 by default).
 func (m *Metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	if r.Method == http.MethodHead {
+		// What a GET would get, without gathering: the process collector
+		// reads /proc.
+		w.Header().Set("Content-Type", string(expfmt.NegotiateAccept(r.Header, expfmt.DefaultAcceptedFormats()...)))
 		return
 	}
-	// The client going away is the only write error; nothing to do about it.
-	_ = m.Write(w)
+	m.handler.ServeHTTP(w, r)
 }
 
-// Write writes the metrics in the Prometheus text exposition format 0.0.4.
+// Write writes the proxy's own metrics (heapproxy_*, not go_* and
+// process_*) in the Prometheus text exposition format 0.0.4. The families
+// heapproxy has always exposed are written with HELP and TYPE even before
+// their first sample; heapproxy_sql_errors_total, like any client_golang
+// vector, appears with its first error.
 func (m *Metrics) Write(w io.Writer) error {
-	// Copy under the lock, format outside it: a slow scraper must not stall
-	// the proxy's connections.
-	m.mu.Lock()
-	open, total := m.connsOpen, m.connsTotal
-	statements, dumps, dumpErrors, errs := m.statements.snapshot(same), m.dumps.snapshot(same), m.dumpErrors.snapshot(same), m.errors.snapshot(same)
-	latency := m.dumpLatency.snapshot(func(h histogram) histogram {
-		h.counts = slices.Clone(h.counts)
-		return h
-	})
-	m.mu.Unlock()
-	if n := m.forwarded.Load(); n > 0 {
-		statements["forwarded"] += n
+	families, err := m.reg.Gather()
+	if err != nil {
+		return err
 	}
-
-	b := bufio.NewWriter(w)
-	header(b, "heapproxy_connections_open", "gauge", "Client connections currently open.")
-	sample(b, "heapproxy_connections_open", "", strconv.FormatInt(open, 10))
-	header(b, "heapproxy_connections_total", "counter", "Client connections accepted.")
-	sample(b, "heapproxy_connections_total", "", strconv.FormatUint(total, 10))
-	counterVec(b, "heapproxy_statements_total", "Client statements by kind.", "kind", statements)
-	counterVec(b, "heapproxy_dumps_total", "Heap profile dumps by node kind.", "node_kind", dumps)
-	counterVec(b, "heapproxy_dump_errors_total", "Failed heap profile dumps by node kind.", "node_kind", dumpErrors)
-
-	const hname = "heapproxy_dump_duration_seconds"
-	header(b, hname, "histogram", "Time to dump a node's heap profile, failed dumps included.")
-	for _, kind := range sortedKeys(latency) {
-		h := latency[kind]
-		kl := label("node_kind", kind)
-		var cum uint64
-		for i, le := range m.buckets {
-			cum += h.counts[i]
-			sample(b, hname+"_bucket", kl+","+label("le", formatFloat(le)), strconv.FormatUint(cum, 10))
+	own := ownFamilies()
+	byName := map[string]*dto.MetricFamily{}
+	for _, f := range families {
+		if _, ok := own[f.GetName()]; ok {
+			byName[f.GetName()] = f
 		}
-		sample(b, hname+"_bucket", kl+","+label("le", "+Inf"), strconv.FormatUint(h.count, 10))
-		sample(b, hname+"_sum", kl, formatFloat(h.sum))
-		sample(b, hname+"_count", kl, strconv.FormatUint(h.count, 10))
 	}
-	counterVec(b, "heapproxy_errors_total", "Errors by kind.", "kind", errs)
+	b := bufio.NewWriter(w)
+	for _, name := range slices.Sorted(maps.Keys(own)) {
+		f := byName[name]
+		switch {
+		case f != nil:
+			if _, err := expfmt.MetricFamilyToText(b, f); err != nil {
+				return err
+			}
+		case own[name].announce:
+			// expfmt refuses a family without metrics.
+			b.WriteString("# HELP " + name + " " + own[name].help + "\n# TYPE " + name + " " + own[name].typ + "\n")
+		}
+	}
 	return b.Flush()
 }
 
-// labeled is one metric's values by label value, bounded in size.
-type labeled[T any] struct{ m map[string]*T }
-
-// at returns the value for the label, creating it; beyond maxLabelValues
-// distinct values, the overflow slot.
-func (l *labeled[T]) at(value string) *T {
-	if l.m == nil {
-		l.m = map[string]*T{}
-	}
-	// One place stays free for the overflow slot itself.
-	if _, ok := l.m[value]; !ok && len(l.m) >= maxLabelValues-1 {
-		value = overflowLabel
-	}
-	p := l.m[value]
-	if p == nil {
-		p = new(T)
-		l.m[value] = p
-	}
-	return p
+// family is what Write needs to know of one of the proxy's metric families.
+type family struct {
+	help, typ string
+	// announce writes HELP and TYPE for the family before its first sample.
+	announce bool
 }
 
-// snapshot copies the values; the caller holds the lock.
-func (l *labeled[T]) snapshot(cp func(T) T) map[string]T {
-	out := make(map[string]T, len(l.m))
-	for k, p := range l.m {
-		out[k] = cp(*p)
-	}
-	return out
-}
-
-func same[T any](v T) T { return v }
-
-// histogram counts observations per bucket (not cumulative).
-type histogram struct {
-	counts []uint64
-	count  uint64
-	sum    float64
-}
-
-func (h *histogram) observe(buckets []float64, v float64) {
-	if h.counts == nil {
-		h.counts = make([]uint64, len(buckets))
-	}
-	h.count++
-	h.sum += v
-	if i, _ := slices.BinarySearch(buckets, v); i < len(buckets) {
-		h.counts[i]++
+// ownFamilies returns the proxy's metric families by name; the help texts
+// are those NewMetrics registers.
+func ownFamilies() map[string]family {
+	return map[string]family{
+		connsOpenName:   {"Client connections currently open.", "gauge", true},
+		connsTotalName:  {"Client connections accepted.", "counter", true},
+		statementsName:  {"Client statements by kind.", "counter", true},
+		dumpsName:       {"Heap profile dumps by node kind.", "counter", true},
+		dumpErrorsName:  {"Failed heap profile dumps by node kind.", "counter", true},
+		dumpLatencyName: {"Time to dump a node's heap profile, failed dumps included.", "histogram", true},
+		errorsName:      {"Errors by kind.", "counter", true},
+		sqlErrorsName:   {"SQL errors sent to clients by MySQL error code.", "counter", false},
 	}
 }
 
-func header(b *bufio.Writer, name, typ, help string) {
-	b.WriteString("# HELP " + name + " " + help + "\n")
-	b.WriteString("# TYPE " + name + " " + typ + "\n")
+// bounded hands out the children of one metric vector by key, for at most
+// maxLabelValues label values, the overflow value included: beyond that,
+// new keys share the overflow child.
+//
+// Known keys cost an atomic load and a map lookup, without a lock: the map
+// is copied on write, and writes are rare (a new key, at most
+// maxLabelValues-1 times per vector).
+type bounded[K comparable, T any] struct {
+	label    func(K) string
+	child    func(...string) T
+	children atomic.Pointer[map[K]T]
+
+	mu       sync.Mutex // serializes writers of children
+	overflow *T         // created on first overflow, under mu
 }
 
-// sample writes one sample line; labels is `a="x",b="y"` or empty.
-func sample(b *bufio.Writer, name, labels, value string) {
-	if labels != "" {
-		name += "{" + labels + "}"
+// newBounded returns a bounded vector whose label value for a key is
+// label(key), with children from child (a vector's WithLabelValues),
+// creating those of known now.
+func newBounded[K comparable, T any](label func(K) string, child func(...string) T, known ...K) *bounded[K, T] {
+	v := &bounded[K, T]{label: label, child: child}
+	v.children.Store(&map[K]T{})
+	for _, k := range known {
+		v.get(k)
 	}
-	b.WriteString(name + " " + value + "\n")
+	return v
 }
 
-// label formats one label pair with its value escaped.
-func label(name, value string) string { return name + `="` + escapeLabel(value) + `"` }
-
-func counterVec(b *bufio.Writer, name, help, labelName string, values map[string]uint64) {
-	header(b, name, "counter", help)
-	for _, k := range sortedKeys(values) {
-		sample(b, name, label(labelName, k), strconv.FormatUint(values[k], 10))
+// get returns the child for key.
+func (v *bounded[K, T]) get(key K) T {
+	if c, ok := (*v.children.Load())[key]; ok {
+		return c
 	}
+	return v.add(key)
 }
 
-// escapeLabel escapes a label value as the text format requires.
-func escapeLabel(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
-}
-
-func formatFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "+Inf"
-	case math.IsInf(f, -1):
-		return "-Inf"
+// add creates the child for key, or returns the overflow child.
+func (v *bounded[K, T]) add(key K) T {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	old := *v.children.Load()
+	if c, ok := old[key]; ok {
+		return c
 	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
+	// One place stays free for the overflow value.
+	if len(old) >= maxLabelValues-1 {
+		if v.overflow == nil {
+			c := v.child(overflowLabel)
+			v.overflow = &c
+		}
+		return *v.overflow
+	}
+	c := v.child(v.label(key))
+	next := maps.Clone(old)
+	next[key] = c
+	v.children.Store(&next)
+	return c
 }
 
-func sortedKeys[T any](m map[string]T) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// labelString is a kind as a label value, which must be valid UTF-8.
+func labelString(s string) string {
+	if !utf8.ValidString(s) {
+		return strings.ToValidUTF8(s, "\uFFFD")
 	}
-	slices.Sort(keys)
-	return keys
+	return s
 }
+
+// labelCode is a MySQL error code as a label value.
+func labelCode(code uint16) string { return strconv.FormatUint(uint64(code), 10) }

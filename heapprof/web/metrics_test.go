@@ -4,14 +4,19 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // exposition is a parsed Prometheus text exposition (format 0.0.4).
@@ -65,7 +70,9 @@ func parseExposition(text string) (*exposition, error) {
 			family := m[1]
 			if e.types[family] == "" {
 				for _, suf := range []string{"_bucket", "_sum", "_count"} {
-					if f := strings.TrimSuffix(family, suf); f != family && e.types[f] == "histogram" {
+					// A summary (go_gc_duration_seconds) has _sum and _count too.
+					f := strings.TrimSuffix(family, suf)
+					if f != family && (e.types[f] == "histogram" || e.types[f] == "summary" && suf != "_bucket") {
 						family = f
 					}
 				}
@@ -266,5 +273,247 @@ func TestMetricsEmptyAndBounded(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("POST /metrics: %d", resp.StatusCode)
+	}
+}
+
+// scrape serves m's /metrics to a GET with the headers and returns the
+// response and its body.
+func scrape(t *testing.T, m *Metrics, method string, header http.Header) (*http.Response, string) {
+	t.Helper()
+	req := httptest.NewRequest(method, "/metrics", nil)
+	maps.Copy(req.Header, header)
+	rec := httptest.NewRecorder()
+	m.ServeHTTP(rec, req)
+	return rec.Result(), rec.Body.String()
+}
+
+// helpTexts returns the HELP text of every family in an exposition.
+func helpTexts(text string) map[string]string {
+	help := map[string]string{}
+	for line := range strings.Lines(text) {
+		if m := helpRE.FindStringSubmatch(strings.TrimSuffix(line, "\n")); m != nil {
+			help[m[1]] = m[2]
+		}
+	}
+	return help
+}
+
+func TestMetricsFamilies(t *testing.T) {
+	m := NewMetrics(nil)
+	var empty strings.Builder
+	if err := m.Write(&empty); err != nil {
+		t.Fatal(err)
+	}
+	m.ConnOpened()
+	m.Statement("local")
+	m.Dump("go", time.Second, errors.New("timeout"))
+	m.Error("parse")
+	m.SQLError(1064)
+	_, body := scrape(t, m, http.MethodGet, nil)
+	e, err := parseExposition(body)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, body)
+	}
+	served, written := helpTexts(body), helpTexts(empty.String())
+	tests := []struct {
+		family, typ, help string
+		inWrite           bool // Write announces it before its first sample
+	}{
+		{"heapproxy_connections_open", "gauge", "Client connections currently open.", true},
+		{"heapproxy_connections_total", "counter", "Client connections accepted.", true},
+		{"heapproxy_statements_total", "counter", "Client statements by kind.", true},
+		{"heapproxy_dumps_total", "counter", "Heap profile dumps by node kind.", true},
+		{"heapproxy_dump_errors_total", "counter", "Failed heap profile dumps by node kind.", true},
+		{"heapproxy_dump_duration_seconds", "histogram", "Time to dump a node's heap profile, failed dumps included.", true},
+		{"heapproxy_errors_total", "counter", "Errors by kind.", true},
+		{"heapproxy_sql_errors_total", "counter", "SQL errors sent to clients by MySQL error code.", false},
+		// The runtime's and the process's own collectors.
+		{"go_goroutines", "gauge", "", false},
+		{"go_memstats_heap_alloc_bytes", "gauge", "", false},
+	}
+	// Other collectors' help texts change between client_golang versions:
+	// "" wants any.
+	if runtime.GOOS == "linux" {
+		tests = append(tests, struct {
+			family, typ, help string
+			inWrite           bool
+		}{"process_resident_memory_bytes", "gauge", "", false})
+	}
+	for _, tt := range tests {
+		t.Run(tt.family, func(t *testing.T) {
+			if e.types[tt.family] != tt.typ {
+				t.Errorf("TYPE %q, want %s", e.types[tt.family], tt.typ)
+			}
+			if got := served[tt.family]; got == "" || tt.help != "" && got != tt.help {
+				t.Errorf("HELP %q, want %q", got, tt.help)
+			}
+			if got, ok := written[tt.family]; ok != tt.inWrite || ok && got != tt.help {
+				t.Errorf("in Write before the first sample: %v with HELP %q, want %v", ok, got, tt.inWrite)
+			}
+		})
+	}
+	// Write has the proxy's families only.
+	for family := range written {
+		if !strings.HasPrefix(family, "heapproxy_") {
+			t.Errorf("Write has %s", family)
+		}
+	}
+}
+
+func TestMetricsSQLErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		codes  []uint16
+		want   map[string]float64 // sample -> value
+		series int
+	}{
+		{
+			name:   "codes",
+			codes:  []uint16{1064, 1064, 1045, 1064, 0, 65535},
+			want:   map[string]float64{`{code="1064"}`: 3, `{code="1045"}`: 1, `{code="0"}`: 1, `{code="65535"}`: 1},
+			series: 4,
+		},
+		{
+			name: "bounded",
+			codes: func() []uint16 {
+				var c []uint16
+				for i := range maxLabelValues + 20 {
+					c = append(c, uint16(1000+i))
+				}
+				return append(c, 1000, 1000+maxLabelValues) // a known code, an overflowed one
+			}(),
+			want:   map[string]float64{`{code="1000"}`: 2, `{code="other"}`: 22},
+			series: maxLabelValues,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := NewMetrics(nil)
+			for _, c := range tt.codes {
+				m.SQLError(c)
+			}
+			var b strings.Builder
+			if err := m.Write(&b); err != nil {
+				t.Fatal(err)
+			}
+			e, err := parseExposition(b.String())
+			if err != nil {
+				t.Fatalf("%v\n%s", err, b.String())
+			}
+			for sample, want := range tt.want {
+				if got := e.samples["heapproxy_sql_errors_total"+sample]; got != want {
+					t.Errorf("%s = %v, want %v", sample, got, want)
+				}
+			}
+			var series int
+			var sum float64
+			for k, v := range e.samples {
+				if strings.HasPrefix(k, "heapproxy_sql_errors_total{") {
+					series++
+					sum += v
+				}
+			}
+			if series != tt.series || sum != float64(len(tt.codes)) {
+				t.Errorf("%d series summing to %v, want %d summing to %d", series, sum, tt.series, len(tt.codes))
+			}
+		})
+	}
+}
+
+func TestMetricsLabelValues(t *testing.T) {
+	tests := []struct {
+		name, kind, sample string
+	}{
+		{"plain", "admin_execute", `heapproxy_statements_total{kind="admin_execute"}`},
+		{"invalid UTF-8", "bad\xffkind", `heapproxy_statements_total{kind="bad` + "\uFFFD" + `kind"}`},
+		{"empty", "", `heapproxy_statements_total{kind=""}`},
+		{"the overflow value itself", "other", `heapproxy_statements_total{kind="other"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := NewMetrics(nil)
+			m.Statement(tt.kind)
+			m.Statement(tt.kind)
+			_, body := scrape(t, m, http.MethodGet, nil)
+			e, err := parseExposition(body)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, body)
+			}
+			if got := e.samples[tt.sample]; got != 2 {
+				t.Errorf("%s = %v, want 2", tt.sample, got)
+			}
+		})
+	}
+}
+
+// Each Metrics has its own registry: two count apart, and nothing is
+// registered in client_golang's default registry.
+func TestMetricsOwnRegistry(t *testing.T) {
+	a, b := NewMetrics(nil), NewMetrics([]float64{1})
+	a.ConnOpened()
+	a.ConnOpened()
+	b.ConnOpened()
+	tests := []struct {
+		name string
+		m    *Metrics
+		want float64
+	}{{"a", a, 2}, {"b", b, 1}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, body := scrape(t, tt.m, http.MethodGet, nil)
+			e, err := parseExposition(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := e.samples["heapproxy_connections_total"]; got != tt.want {
+				t.Errorf("connections_total = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	families, err := prometheus.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if strings.HasPrefix(f.GetName(), "heapproxy_") {
+			t.Errorf("default registry has %s", f.GetName())
+		}
+	}
+}
+
+func TestMetricsHTTP(t *testing.T) {
+	m := NewMetrics(nil)
+	m.Statement("local")
+	tests := []struct {
+		name, method string
+		header       http.Header
+		code         int
+		contentType  string // prefix
+		body         bool
+	}{
+		{"GET", http.MethodGet, nil, http.StatusOK, "text/plain; version=0.0.4", true},
+		{"HEAD", http.MethodHead, nil, http.StatusOK, "text/plain; version=0.0.4", false},
+		{"protobuf", http.MethodGet,
+			http.Header{"Accept": {"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"}},
+			http.StatusOK, "application/vnd.google.protobuf", true},
+		{"POST", http.MethodPost, nil, http.StatusMethodNotAllowed, "text/plain", true},
+		{"DELETE", http.MethodDelete, nil, http.StatusMethodNotAllowed, "text/plain", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := scrape(t, m, tt.method, tt.header)
+			if resp.StatusCode != tt.code {
+				t.Errorf("status %d, want %d", resp.StatusCode, tt.code)
+			}
+			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, tt.contentType) {
+				t.Errorf("Content-Type %q, want %s...", ct, tt.contentType)
+			}
+			if (body != "") != tt.body {
+				t.Errorf("body %d bytes, want a body: %v", len(body), tt.body)
+			}
+			if tt.code == http.StatusMethodNotAllowed && resp.Header.Get("Allow") != "GET, HEAD" {
+				t.Errorf("Allow %q", resp.Header.Get("Allow"))
+			}
+		})
 	}
 }
