@@ -118,6 +118,15 @@ func run(args []string) error {
 	}
 	metrics := web.NewMetrics(web.DefaultDumpBuckets())
 	deps.Metrics = metrics
+	metrics.WatchNodes(func() []web.NodeHealth {
+		hs := deps.Registry.Health()
+		out := make([]web.NodeHealth, len(hs))
+		for i, h := range hs {
+			out[i] = web.NodeHealth{ID: h.ID, Kind: string(h.Kind), Alive: h.Alive,
+				LastHeartbeat: h.LastHeartbeat, Checked: !h.LastCheck.IsZero()}
+		}
+		return out
+	})
 	if cfg.HTTP != "" {
 		opts := web.Options{Store: server.WebStore(store), Metrics: metrics, Logger: log,
 			ListenAddr: cfg.HTTP, AllowedHosts: cfg.HTTPAllowedHosts, BearerToken: cfg.HTTPBearerToken}
