@@ -211,7 +211,7 @@ func TestStatementMemoryLimit(t *testing.T) {
 			if !errors.As(err, &me) || me.Code != 1038 || me.State != "HY001" {
 				t.Fatalf("got %v, want ERROR 1038 (HY001)", err)
 			}
-			for _, want := range []string{fmt.Sprint(limit), "MaxStatementMemory"} {
+			for _, want := range []string{fmt.Sprint(limit), "sql.max_statement_memory"} {
 				if !strings.Contains(me.Message, want) {
 					t.Errorf("message %q does not name %q", me.Message, want)
 				}
@@ -262,8 +262,8 @@ func TestTotalMemoryLimit(t *testing.T) {
 	t.Logf("first statement holds %d MB", held>>20)
 	_, err = drain(context.Background(), e, s2, q)
 	var me *Error
-	if !errors.As(err, &me) || me.Code != 1041 || me.State != "HY000" || !strings.Contains(me.Message, "MaxTotalMemory") {
-		t.Fatalf("second statement: %v, want ERROR 1041 (HY000) naming MaxTotalMemory", err)
+	if !errors.As(err, &me) || me.Code != 1041 || me.State != "HY000" || !strings.Contains(me.Message, "sql.max_total_memory") {
+		t.Fatalf("second statement: %v, want ERROR 1041 (HY000) naming sql.max_total_memory", err)
 	}
 	if got := e.sqlMemory.Load(); got != held {
 		t.Errorf("after the failed statement the engine holds %d, want the first's %d", got, held)
