@@ -16,6 +16,7 @@ import (
 	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 	"github.com/heapproxy/heapproxy/heapprof/sqlview"
 	"github.com/heapproxy/heapproxy/heapprof/symbolize"
+	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 	"github.com/heapproxy/heapproxy/parser"
 	"github.com/heapproxy/heapproxy/profiling"
 )
@@ -143,7 +144,7 @@ func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
 	if e := interrupted(ctx); e != nil && e.Code == mysql.ER_QUERY_INTERRUPTED {
 		return s.sendError(e)
 	}
-	w, err := s.startResult(intColumn("node_id"), textColumn("status"), textColumn("result"))
+	w, err := s.startResult(mysqlwire.IntColumn("node_id"), mysqlwire.TextColumn("status"), mysqlwire.TextColumn("result"))
 	if err != nil {
 		return err
 	}
@@ -152,11 +153,11 @@ func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
 		if ans.err != nil {
 			status, result = "ERROR", adminError(ans.err).Message
 		}
-		if err := w.writeRow(intValue(ans.node.ID), str(status), str(result)); err != nil {
+		if err := w.WriteRow(mysqlwire.IntValue(ans.node.ID), mysqlwire.Str(status), mysqlwire.Str(result)); err != nil {
 			return err
 		}
 	}
-	return w.finish()
+	return w.Finish()
 }
 
 // mayProfile refuses, as MySQL's 1227, what only profile_users may do:
@@ -183,19 +184,19 @@ func (s *session) logAdmin(a *parser.AdminExecuteStmt, n backends.Node, started 
 // writeLines answers like StarRocks' FE: one column "result", one row per
 // line of the output (Java's split("\n"), so no trailing empty row).
 func (s *session) writeLines(out string) error {
-	w, err := s.startResult(textColumn("result"))
+	w, err := s.startResult(mysqlwire.TextColumn("result"))
 	if err != nil {
 		return err
 	}
 	out = strings.TrimRight(out, "\n")
 	for len(out) > 0 {
 		line, rest, _ := strings.Cut(out, "\n")
-		if err := w.writeRow(str(line)); err != nil {
+		if err := w.WriteRow(mysqlwire.Str(line)); err != nil {
 			return err
 		}
 		out = rest
 	}
-	return w.finish()
+	return w.Finish()
 }
 
 // forwardQuery sends a COM_QUERY to the upstream and relays its answer.
@@ -206,7 +207,7 @@ func (s *session) forwardQuery(query []byte) error {
 	if err := s.relayResults(); err != nil {
 		return s.upstreamLost(err)
 	}
-	return s.client.flush()
+	return s.client.Flush()
 }
 
 // runHeapProf performs one HeapProf method on one node and returns what
@@ -267,15 +268,15 @@ func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call par
 // writeSnapshotList answers list_snapshots() on one node: name, taken_at
 // (UTC), inuse_mb, format, newest first.
 func (s *session) writeSnapshotList(snaps []snapshot.Snapshot) error {
-	rows := make([][]value, len(snaps))
+	rows := make([][]mysqlwire.Value, len(snaps))
 	for i, sn := range snaps {
-		rows[i] = []value{str(sn.ID), str(sn.TakenAt.UTC().Format("2006-01-02 15:04:05")),
-			str(strconv.FormatFloat(float64(sn.TotalBytes)/(1<<20), 'f', 1, 64)), str(sn.Format)}
+		rows[i] = []mysqlwire.Value{mysqlwire.Str(sn.ID), mysqlwire.Str(sn.TakenAt.UTC().Format("2006-01-02 15:04:05")),
+			mysqlwire.Str(strconv.FormatFloat(float64(sn.TotalBytes)/(1<<20), 'f', 1, 64)), mysqlwire.Str(sn.Format)}
 	}
-	takenAt := column{name: "taken_at", typ: mysql.MYSQL_TYPE_DATETIME, charset: binaryCollation, length: 19, flags: mysql.BINARY_FLAG}
-	inuse := column{name: "inuse_mb", typ: mysql.MYSQL_TYPE_DOUBLE, charset: binaryCollation, length: 22, decimals: 1,
-		flags: mysql.BINARY_FLAG | mysql.NUM_FLAG}
-	return s.writeResult([]column{textColumn("name"), takenAt, inuse, textColumn("format")}, rows)
+	takenAt := mysqlwire.Column{Name: "taken_at", Type: mysql.MYSQL_TYPE_DATETIME, Charset: mysqlwire.BinaryCollation, Length: 19, Flags: mysql.BINARY_FLAG}
+	inuse := mysqlwire.Column{Name: "inuse_mb", Type: mysql.MYSQL_TYPE_DOUBLE, Charset: mysqlwire.BinaryCollation, Length: 22, Decimals: 1,
+		Flags: mysql.BINARY_FLAG | mysql.NUM_FLAG}
+	return s.writeResult([]mysqlwire.Column{mysqlwire.TextColumn("name"), takenAt, inuse, mysqlwire.TextColumn("format")}, rows)
 }
 
 // listSnapshots prints a node's snapshots, newest first, one per line (a
@@ -312,18 +313,18 @@ func (s *session) showBackends(query []byte, kind parser.Kind) error {
 		if err := s.forwardCommand(command{data: append([]byte{mysql.COM_QUERY}, query...)}); err != nil {
 			return s.upstreamLost(err)
 		}
-		head, err := s.up.readPacket(inspectLimit)
+		head, err := s.up.ReadPacket(mysqlwire.InspectLimit)
 		if err != nil {
 			return s.upstreamLost(err)
 		}
-		if len(head) == 0 || head[0] != hdrErr {
-			if err := s.client.writePacket(head); err != nil {
+		if len(head) == 0 || head[0] != mysqlwire.HdrErr {
+			if err := s.client.WritePacket(head); err != nil {
 				return err
 			}
 			if err := s.relayResultsFrom(head); err != nil {
 				return s.upstreamLost(err)
 			}
-			return s.client.flush()
+			return s.client.Flush()
 		}
 	}
 	if e := s.mayProfile("see the nodes' addresses (SHOW BACKENDS)"); e != nil {
@@ -346,25 +347,25 @@ func (s *session) showBackends(query []byte, kind parser.Kind) error {
 		}
 	}
 	names, cells := backends.ShowBackendsResult(nodes)
-	cols := make([]column, len(names))
+	cols := make([]mysqlwire.Column, len(names))
 	for i, name := range names {
-		cols[i] = textColumn(name)
+		cols[i] = mysqlwire.TextColumn(name)
 		if strings.HasSuffix(name, "Port") || i == 0 {
-			cols[i] = intColumn(name)
+			cols[i] = mysqlwire.IntColumn(name)
 		}
 	}
 	switch {
 	case compute:
-		cols[0] = intColumn("ComputeNodeId")
+		cols[0] = mysqlwire.IntColumn("ComputeNodeId")
 	case frontends:
-		cols[0] = intColumn("FrontendId")
+		cols[0] = mysqlwire.IntColumn("FrontendId")
 	}
-	rows := make([][]value, len(cells))
+	rows := make([][]mysqlwire.Value, len(cells))
 	for i, r := range cells {
-		rows[i] = make([]value, len(r))
+		rows[i] = make([]mysqlwire.Value, len(r))
 		for j, c := range r {
 			if c != "NULL" {
-				rows[i][j] = str(c)
+				rows[i][j] = mysqlwire.Str(c)
 			}
 		}
 	}

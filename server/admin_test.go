@@ -284,7 +284,7 @@ func TestHeapProfSelf(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	checkDOT(t, mustLines(t, db, adminSQL("1", "dump_dot_snapshot()")), "newPacketConn")
+	checkDOT(t, mustLines(t, db, adminSQL("1", "dump_dot_snapshot()")), "mysqlwire.NewConn")
 	mustLines(t, db, adminSQL("1", "disable_prof()"))
 	if got := mustLines(t, db, adminSQL("1", "has_enable()")); got[0] != "false" {
 		t.Fatalf("after disable: %q", got)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
+
+	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 )
 
 const nativePassword = "mysql_native_password"
@@ -38,23 +40,23 @@ func (s *session) loginLocal() error {
 	if s.srv.clientTLS != nil {
 		caps |= mysql.CLIENT_SSL
 	}
-	g := &greeting{
-		version: s.srv.cfg.ServerVersion,
-		connID:  s.id,
-		salt:    salt,
-		caps:    caps,
-		charset: utf8mb4GeneralCI,
-		status:  s.status,
-		plugin:  nativePassword,
+	g := &mysqlwire.Greeting{
+		Version: s.srv.cfg.ServerVersion,
+		ConnID:  s.id,
+		Salt:    salt,
+		Caps:    caps,
+		Charset: mysqlwire.UTF8MB4GeneralCI,
+		Status:  s.status,
+		Plugin:  nativePassword,
 	}
 	r, err := s.handshake(g)
 	if err != nil {
 		return err
 	}
-	if err := s.checkLocalLogin(r.user, r.caps, r.plugin, r.auth, salt); err != nil {
+	if err := s.checkLocalLogin(r.User, r.Caps, r.Plugin, r.Auth, salt); err != nil {
 		return err
 	}
-	s.account = Account{User: r.user, Known: true}
+	s.account = Account{User: r.User, Known: true}
 	if s.db != "" {
 		if e := s.localUseDB(s.db); e != nil {
 			s.sendError(e)
@@ -70,17 +72,17 @@ func (s *session) loginLocal() error {
 // client.
 func (s *session) checkLocalLogin(user string, caps uint32, plugin string, reply, salt []byte) error {
 	if caps&mysql.CLIENT_PLUGIN_AUTH != 0 && plugin != "" && plugin != nativePassword {
-		sw := append([]byte{hdrEOF}, nativePassword...)
+		sw := append([]byte{mysqlwire.HdrEOF}, nativePassword...)
 		sw = append(sw, 0)
 		sw = append(sw, salt...)
 		sw = append(sw, 0)
-		if err := s.client.writePacket(sw); err != nil {
+		if err := s.client.WritePacket(sw); err != nil {
 			return err
 		}
-		if err := s.client.flush(); err != nil {
+		if err := s.client.Flush(); err != nil {
 			return err
 		}
-		p, err := s.client.readPacket(maxHandshakePacket)
+		p, err := s.client.ReadPacket(maxHandshakePacket)
 		if err != nil {
 			return fmt.Errorf("read auth switch response: %w", err)
 		}
@@ -121,36 +123,36 @@ func (s *session) loginUpstream(deadline time.Time) error {
 		return fmt.Errorf("dial upstream: %w", err)
 	}
 	c.SetDeadline(deadline)
-	s.up = newPacketConn(c)
-	p, err := s.up.readPacket(maxHandshakePacket)
+	s.up = mysqlwire.NewConn(fastConn(c))
+	p, err := s.up.ReadPacket(maxHandshakePacket)
 	if err != nil {
 		s.sendError(upstreamUnavailable(s.srv.cfg.Upstream, err))
 		return fmt.Errorf("read upstream greeting: %w", err)
 	}
-	if len(p) > 0 && p[0] == hdrErr { // e.g. too many connections, host blocked
-		s.client.writePacket(p)
-		s.client.flush()
-		return fmt.Errorf("upstream refused: %s", parseErrPacket(p).Message)
+	if len(p) > 0 && p[0] == mysqlwire.HdrErr { // e.g. too many connections, host blocked
+		s.client.WritePacket(p)
+		s.client.Flush()
+		return fmt.Errorf("upstream refused: %s", mysqlwire.ParseErrPacket(p).Message)
 	}
-	ug, err := parseGreeting(p)
+	ug, err := mysqlwire.ParseGreeting(p)
 	if err != nil {
 		s.sendError(upstreamUnavailable(s.srv.cfg.Upstream, err))
 		return fmt.Errorf("parse upstream greeting: %w", err)
 	}
-	caps := ug.caps & proxyCaps
+	caps := ug.Caps & proxyCaps
 	if s.srv.clientTLS != nil {
 		caps |= mysql.CLIENT_SSL
 	}
 	salt := newSalt()
 	s.salt = salt
-	g := &greeting{
-		version: ug.version,
-		connID:  ug.connID, // so CONNECTION_ID() and KILL agree with the upstream
-		salt:    salt,
-		caps:    caps,
-		charset: ug.charset,
-		status:  ug.status,
-		plugin:  nativePassword,
+	g := &mysqlwire.Greeting{
+		Version: ug.Version,
+		ConnID:  ug.ConnID, // so CONNECTION_ID() and KILL agree with the upstream
+		Salt:    salt,
+		Caps:    caps,
+		Charset: ug.Charset,
+		Status:  ug.Status,
+		Plugin:  nativePassword,
 	}
 	r, err := s.handshake(g)
 	if err != nil {
@@ -158,61 +160,61 @@ func (s *session) loginUpstream(deadline time.Time) error {
 	}
 	var login *User
 	if s.srv.cfg.Auth == AuthLocal {
-		if err := s.checkLocalLogin(r.user, r.caps, r.plugin, r.auth, salt); err != nil {
+		if err := s.checkLocalLogin(r.User, r.Caps, r.Plugin, r.Auth, salt); err != nil {
 			return err
 		}
-		login = s.srv.cfg.localUser(r.user)
-		s.account = Account{User: r.user, Known: true}
+		login = s.srv.cfg.localUser(r.User)
+		s.account = Account{User: r.User, Known: true}
 	}
 	if s.srv.upstreamTLS != nil {
-		if ug.caps&mysql.CLIENT_SSL == 0 {
+		if ug.Caps&mysql.CLIENT_SSL == 0 {
 			s.sendError(upstreamUnavailable(s.srv.cfg.Upstream, errors.New("upstream does not offer TLS, upstream_tls is enabled")))
 			return errors.New("upstream does not offer TLS")
 		}
-		if err := s.up.writePacket(sslRequest(s.caps&ug.caps, r.maxPacket, r.charset)); err != nil {
+		if err := s.up.WritePacket(mysqlwire.SSLRequest(s.caps&ug.Caps, r.MaxPacket, r.Charset)); err != nil {
 			return err
 		}
-		if err := s.up.flush(); err != nil {
+		if err := s.up.Flush(); err != nil {
 			return err
 		}
 		conf := s.srv.upstreamTLS.Clone()
 		if conf.ServerName == "" {
 			conf.ServerName, _, _ = net.SplitHostPort(s.srv.cfg.Upstream)
 		}
-		if _, err := s.up.upgrade(func(c net.Conn) *tls.Conn { return tls.Client(c, conf) }); err != nil {
+		if _, err := s.up.Upgrade(func(c net.Conn) *tls.Conn { return tls.Client(c, conf) }); err != nil {
 			s.sendError(upstreamUnavailable(s.srv.cfg.Upstream, err))
 			return fmt.Errorf("upstream TLS: %w", err)
 		}
 	}
-	fwd := &handshakeResponse{
-		caps:      (s.caps & ug.caps) | mysql.CLIENT_PLUGIN_AUTH | mysql.CLIENT_SECURE_CONNECTION,
-		maxPacket: r.maxPacket,
-		charset:   r.charset,
-		user:      r.user,
-		auth:      r.auth,
-		db:        r.db,
-		plugin:    passThroughPlugin,
-		attrs:     r.attrs,
+	fwd := &mysqlwire.HandshakeResponse{
+		Caps:      (s.caps & ug.Caps) | mysql.CLIENT_PLUGIN_AUTH | mysql.CLIENT_SECURE_CONNECTION,
+		MaxPacket: r.MaxPacket,
+		Charset:   r.Charset,
+		User:      r.User,
+		Auth:      r.Auth,
+		DB:        r.DB,
+		Plugin:    passThroughPlugin,
+		Attrs:     r.Attrs,
 	}
 	if s.srv.upstreamTLS != nil {
-		fwd.caps |= mysql.CLIENT_SSL
+		fwd.Caps |= mysql.CLIENT_SSL
 	}
-	if r.db != "" {
-		fwd.caps |= mysql.CLIENT_CONNECT_WITH_DB
+	if r.DB != "" {
+		fwd.Caps |= mysql.CLIENT_CONNECT_WITH_DB
 	}
 	if login != nil {
 		user, password := login.upstreamAccount()
-		auth, err := scramble(ug.plugin, ug.salt, password)
+		auth, err := scramble(ug.Plugin, ug.Salt, password)
 		if err != nil {
 			return err
 		}
-		fwd.user, fwd.plugin, fwd.auth = user, ug.plugin, auth
-		return s.authAs(fwd.encode(), user, password, ug.salt)
+		fwd.User, fwd.Plugin, fwd.Auth = user, ug.Plugin, auth
+		return s.authAs(fwd.Encode(), user, password, ug.Salt)
 	}
-	if err := s.up.writePacket(fwd.encode()); err != nil {
+	if err := s.up.WritePacket(fwd.Encode()); err != nil {
 		return err
 	}
-	if err := s.up.flush(); err != nil {
+	if err := s.up.Flush(); err != nil {
 		return err
 	}
 	if err := s.relayAuth(); err != nil {
@@ -246,51 +248,51 @@ func (s *session) learnAccount() {
 // before the client's first command and returns the first column of its
 // first row (heapproxy's own question: nothing reaches the client).
 func (s *session) queryUpstreamCell(query string) (string, error) {
-	s.up.resetSeq()
-	if err := s.up.writePacket(append([]byte{mysql.COM_QUERY}, query...)); err != nil {
+	s.up.ResetSeq()
+	if err := s.up.WritePacket(append([]byte{mysql.COM_QUERY}, query...)); err != nil {
 		return "", err
 	}
-	if err := s.up.flush(); err != nil {
+	if err := s.up.Flush(); err != nil {
 		return "", err
 	}
-	p, err := s.up.readPacket(inspectLimit)
+	p, err := s.up.ReadPacket(mysqlwire.InspectLimit)
 	switch {
 	case err != nil:
 		return "", err
-	case len(p) == 0 || p[0] == hdrOK:
+	case len(p) == 0 || p[0] == mysqlwire.HdrOK:
 		return "", fmt.Errorf("%s: no result set", query)
-	case p[0] == hdrErr:
-		return "", fmt.Errorf("%s: %w", query, parseErrPacket(p))
+	case p[0] == mysqlwire.HdrErr:
+		return "", fmt.Errorf("%s: %w", query, mysqlwire.ParseErrPacket(p))
 	}
 	for { // column definitions up to EOF
-		if p, err = s.up.readPacket(inspectLimit); err != nil {
+		if p, err = s.up.ReadPacket(mysqlwire.InspectLimit); err != nil {
 			return "", err
 		}
-		if endsRows(p) {
+		if mysqlwire.EndsRows(p) {
 			break
 		}
 	}
-	if !isEOF(p) {
-		return "", fmt.Errorf("%s: %w", query, parseErrPacket(p))
+	if !mysqlwire.IsEOF(p) {
+		return "", fmt.Errorf("%s: %w", query, mysqlwire.ParseErrPacket(p))
 	}
 	var cell string
 	for rows := 0; ; rows++ {
-		if p, err = s.up.readPacket(inspectLimit); err != nil {
+		if p, err = s.up.ReadPacket(mysqlwire.InspectLimit); err != nil {
 			return "", err
 		}
-		if endsRows(p) {
+		if mysqlwire.EndsRows(p) {
 			break
 		}
 		if rows == 0 {
-			n, null, k := lenEncInt(p)
+			n, null, k := mysqlwire.LenEncInt(p)
 			if k == 0 || null || uint64(len(p)-k) < n {
 				return "", fmt.Errorf("%s: malformed row", query)
 			}
 			cell = string(p[k : k+int(n)])
 		}
 	}
-	if !isEOF(p) {
-		return "", fmt.Errorf("%s: %w", query, parseErrPacket(p))
+	if !mysqlwire.IsEOF(p) {
+		return "", fmt.Errorf("%s: %w", query, mysqlwire.ParseErrPacket(p))
 	}
 	return cell, nil
 }
@@ -302,33 +304,33 @@ func (s *session) queryUpstreamCell(query string) (string, error) {
 // client.
 func (s *session) authAs(first []byte, user, password string, salt []byte) error {
 	send := func(p []byte) error {
-		if err := s.up.writePacket(p); err != nil {
+		if err := s.up.WritePacket(p); err != nil {
 			return err
 		}
-		return s.up.flush()
+		return s.up.Flush()
 	}
 	if err := send(first); err != nil {
 		return err
 	}
 	for {
-		p, err := s.up.readPacket(maxHandshakePacket)
+		p, err := s.up.ReadPacket(maxHandshakePacket)
 		if err != nil {
 			return fmt.Errorf("upstream login: %w", err)
 		}
 		switch {
 		case len(p) == 0:
 			return errors.New("empty packet from upstream during login")
-		case p[0] == hdrOK:
-			s.status = okStatus(p)
+		case p[0] == mysqlwire.HdrOK:
+			s.status = mysqlwire.OKStatus(p)
 			return s.sendOK()
-		case p[0] == hdrErr:
-			s.sendError(parseErrPacket(p))
-			return fmt.Errorf("upstream refused login as %s: %s", user, parseErrPacket(p).Message)
-		case p[0] == hdrEOF: // auth switch: plugin NUL salt
+		case p[0] == mysqlwire.HdrErr:
+			s.sendError(mysqlwire.ParseErrPacket(p))
+			return fmt.Errorf("upstream refused login as %s: %s", user, mysqlwire.ParseErrPacket(p).Message)
+		case p[0] == mysqlwire.HdrEOF: // auth switch: plugin NUL salt
 			rest := p[1:]
 			i := bytes.IndexByte(rest, 0)
 			if i < 0 {
-				return errMalformed
+				return mysqlwire.ErrMalformed
 			}
 			plugin := string(rest[:i])
 			salt = switchSalt(plugin, rest[i+1:])
@@ -337,14 +339,14 @@ func (s *session) authAs(first []byte, user, password string, salt []byte) error
 				return serr
 			}
 			err = send(auth)
-		case p[0] == hdrAuthMore && len(p) == 2 && p[1] == 3: // caching_sha2 fast auth: OK follows
-		case p[0] == hdrAuthMore && len(p) == 2 && p[1] == 4: // caching_sha2 full auth
+		case p[0] == mysqlwire.HdrAuthMore && len(p) == 2 && p[1] == 3: // caching_sha2 fast auth: OK follows
+		case p[0] == mysqlwire.HdrAuthMore && len(p) == 2 && p[1] == 4: // caching_sha2 full auth
 			if s.srv.upstreamTLS != nil {
 				err = send(append([]byte(password), 0))
 			} else {
 				err = send([]byte{2}) // ask for the server's RSA key
 			}
-		case p[0] == hdrAuthMore: // the RSA public key
+		case p[0] == mysqlwire.HdrAuthMore: // the RSA public key
 			block, _ := pem.Decode(p[1:])
 			if block == nil {
 				return errors.New("upstream sent no PEM public key")
@@ -396,31 +398,31 @@ func scramble(plugin string, salt []byte, password string) ([]byte, error) {
 // auth succeeded", the client answers.
 func (s *session) relayAuth() error {
 	for {
-		head, err := relayPacket(s.client, s.up)
+		head, err := mysqlwire.RelayPacket(s.client, s.up)
 		if err != nil {
 			return fmt.Errorf("relay auth from upstream: %w", err)
 		}
-		if err := s.client.flush(); err != nil {
+		if err := s.client.Flush(); err != nil {
 			return err
 		}
 		if len(head) == 0 {
 			return errors.New("empty packet from upstream during auth")
 		}
 		switch head[0] {
-		case hdrOK:
-			s.status = okStatus(head)
+		case mysqlwire.HdrOK:
+			s.status = mysqlwire.OKStatus(head)
 			return nil
-		case hdrErr:
-			return fmt.Errorf("upstream refused login: %s", parseErrPacket(head).Message)
-		case hdrAuthMore:
+		case mysqlwire.HdrErr:
+			return fmt.Errorf("upstream refused login: %s", mysqlwire.ParseErrPacket(head).Message)
+		case mysqlwire.HdrAuthMore:
 			if len(head) == 2 && head[1] == 3 { // fast auth success: OK follows
 				continue
 			}
 		}
-		if _, err := relayPacket(s.up, s.client); err != nil {
+		if _, err := mysqlwire.RelayPacket(s.up, s.client); err != nil {
 			return fmt.Errorf("relay auth from client: %w", err)
 		}
-		if err := s.up.flush(); err != nil {
+		if err := s.up.Flush(); err != nil {
 			return err
 		}
 	}

@@ -18,6 +18,8 @@ import (
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-sql-driver/mysql"
 	"go.uber.org/zap"
+
+	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 )
 
 // Authentication passes through to MariaDB: native password and ed25519
@@ -381,19 +383,19 @@ func TestTruncatedLoginPacket(t *testing.T) {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
-	pc := newPacketConn(c)
-	if _, err := pc.readPacket(1 << 16); err != nil { // the greeting
+	pc := mysqlwire.NewConn(c)
+	if _, err := pc.ReadPacket(1 << 16); err != nil { // the greeting
 		t.Fatal(err)
 	}
 	caps := uint32(gomysql.CLIENT_PROTOCOL_41 | gomysql.CLIENT_SECURE_CONNECTION | gomysql.CLIENT_PLUGIN_AUTH |
 		gomysql.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA)
 	login := append(binary.LittleEndian.AppendUint32(nil, caps), make([]byte, 28)...)
-	pc.seq = 1
-	if err := pc.writePacket(append(login, "root\x00\xfc"...)); err != nil {
+	pc.SetSeq(1)
+	if err := pc.WritePacket(append(login, "root\x00\xfc"...)); err != nil {
 		t.Fatal(err)
 	}
-	pc.flush()
-	if p, err := pc.readPacket(1 << 16); err == nil && (len(p) == 0 || p[0] != 0xff) {
+	pc.Flush()
+	if p, err := pc.ReadPacket(1 << 16); err == nil && (len(p) == 0 || p[0] != 0xff) {
 		t.Fatalf("answer to a cut login: %q", p)
 	}
 	db := openSchema(t, srv.Addr().String(), "root", "", "", "")

@@ -3,11 +3,12 @@ package server
 import (
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
+
+	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 )
 
 // command is the first physical packet of a client command; more tells that
@@ -41,7 +42,7 @@ func (s *session) serve() error {
 			}
 		}
 		if d := s.srv.cfg.Timeouts.Idle; d > 0 {
-			s.client.conn.SetReadDeadline(time.Now().Add(d))
+			s.client.NetConn().SetReadDeadline(time.Now().Add(d))
 		}
 		cmd, err := s.readCommand()
 		if !s.setIdle(false) {
@@ -51,12 +52,12 @@ func (s *session) serve() error {
 			return err
 		}
 		if s.srv.cfg.Timeouts.Idle > 0 {
-			s.client.conn.SetReadDeadline(time.Time{})
+			s.client.NetConn().SetReadDeadline(time.Time{})
 		}
 		err = s.dispatch(cmd)
-		s.client.releaseLargeBuffer()
+		s.client.ReleaseLargeBuffer()
 		if s.up != nil {
-			s.up.releaseLargeBuffer()
+			s.up.ReleaseLargeBuffer()
 		}
 		if err != nil {
 			if errors.Is(err, errSessionOver) {
@@ -71,10 +72,10 @@ func (s *session) serve() error {
 // commands (see eventLoops): plain TCP on both sides, an upstream, and no
 // idle timeout, which the loops do not keep.
 func (s *session) loopable() bool {
-	if s.srv.loops == nil || s.up == nil || s.srv.cfg.Timeouts.Idle > 0 || s.up.r.Buffered() > 0 {
+	if s.srv.loops == nil || s.up == nil || s.srv.cfg.Timeouts.Idle > 0 || s.up.Buffered() > 0 {
 		return false
 	}
-	return isRawConn(s.client.conn) && isRawConn(s.up.conn)
+	return isRawConn(s.client.NetConn()) && isRawConn(s.up.NetConn())
 }
 
 // handback is what a session's goroutine gets when the loop is done with it.
@@ -91,10 +92,11 @@ type handback struct {
 // resume takes a session back from an event loop: over is true when the
 // session ends (with err to log, if any).
 func (s *session) resume(hb handback) (over bool, err error) {
-	s.client.unread(hb.client)
-	s.up.unread(hb.up)
+	s.client.Unread(hb.client)
+	s.up.Unread(hb.up)
 	if hb.midReply {
-		s.client.seq, s.up.seq = hb.seq, hb.seq
+		s.client.SetSeq(hb.seq)
+		s.up.SetSeq(hb.seq)
 	}
 	switch {
 	case hb.err != nil && (hb.upErr || hb.midReply):
@@ -102,10 +104,10 @@ func (s *session) resume(hb handback) (over bool, err error) {
 	case hb.err != nil:
 		return true, hb.err // the client went away between statements
 	case hb.infile:
-		if err := s.relayResultsFrom([]byte{hdrLocalInfile}); err != nil {
+		if err := s.relayResultsFrom([]byte{mysqlwire.HdrLocalInfile}); err != nil {
 			return true, s.upstreamLost(err)
 		}
-		if err := s.client.flush(); err != nil {
+		if err := s.client.Flush(); err != nil {
 			return true, err
 		}
 	}
@@ -113,31 +115,23 @@ func (s *session) resume(hb handback) (over bool, err error) {
 }
 
 func (s *session) readCommand() (command, error) {
-	s.client.resetSeq()
-	n, err := s.client.readHeader()
+	data, more, err := s.client.ReadCommand()
 	if err != nil {
 		return command{}, err
 	}
-	if cap(s.client.buf) < n {
-		s.client.buf = make([]byte, n)
-	}
-	data := s.client.buf[:n]
-	if _, err := io.ReadFull(s.client.r, data); err != nil {
-		return command{}, err
-	}
-	if n == 0 {
+	if len(data) == 0 {
 		return command{}, errors.New("empty command packet")
 	}
-	return command{data: data, more: n == maxPayload}, nil
+	return command{data: data, more: more}, nil
 }
 
 func (s *session) dispatch(cmd command) error {
 	code := cmd.code()
 	if code == mysql.COM_QUIT {
 		if s.up != nil {
-			s.up.resetSeq()
-			s.up.writePacket([]byte{mysql.COM_QUIT})
-			s.up.flush()
+			s.up.ResetSeq()
+			s.up.WritePacket([]byte{mysql.COM_QUIT})
+			s.up.Flush()
 		}
 		return errSessionOver
 	}
@@ -148,7 +142,7 @@ func (s *session) dispatch(cmd command) error {
 	}
 	if s.up == nil {
 		if cmd.more {
-			s.discardContinuation()
+			s.client.DiscardContinuation()
 		}
 		s.srv.deps.Metrics.Statement("local")
 		return s.answerEmbedded(cmd)
@@ -158,12 +152,12 @@ func (s *session) dispatch(cmd command) error {
 	case mysql.COM_BINLOG_DUMP, mysql.COM_BINLOG_DUMP_GTID, mysql.COM_REGISTER_SLAVE,
 		mysql.COM_CONNECT_OUT, mysql.COM_TABLE_DUMP, mysql.COM_DAEMON, mysql.COM_CLONE:
 		if cmd.more {
-			s.discardContinuation()
+			s.client.DiscardContinuation()
 		}
 		return s.sendError(mysql.NewError(mysql.ER_UNKNOWN_COM_ERROR,
 			fmt.Sprintf("heapproxy does not relay command 0x%02x (replication and clone protocols); connect to the upstream directly", code)))
 	case mysql.COM_CHANGE_USER:
-		return s.changeUser(cmd)
+		return s.handleChangeUser(cmd)
 	}
 	if err := s.forwardCommand(cmd); err != nil {
 		return s.upstreamLost(err)
@@ -186,60 +180,22 @@ func (s *session) dispatch(cmd command) error {
 	if err != nil {
 		return s.upstreamLost(err)
 	}
-	return s.client.flush()
+	return s.client.Flush()
 }
 
 // forwardCommand sends the command to the upstream, streaming any
 // continuation packets straight from the client.
 func (s *session) forwardCommand(cmd command) error {
-	s.up.resetSeq()
-	if err := s.up.writeHeader(len(cmd.data)); err != nil {
-		return err
-	}
-	if _, err := s.up.w.Write(cmd.data); err != nil {
+	s.up.ResetSeq()
+	if err := s.up.WritePhysical(len(cmd.data), cmd.data); err != nil {
 		return err
 	}
 	if cmd.more {
-		if err := s.copyContinuation(s.up, s.client); err != nil {
+		if err := mysqlwire.CopyContinuation(s.up, s.client); err != nil {
 			return err
 		}
 	}
-	return s.up.flush()
-}
-
-// copyContinuation streams the remaining physical packets of a large
-// logical packet from src to dst.
-func (s *session) copyContinuation(dst, src *packetConn) error {
-	for {
-		n, err := src.readHeader()
-		if err != nil {
-			return err
-		}
-		if err := dst.writeHeader(n); err != nil {
-			return err
-		}
-		if _, err := io.CopyN(dst.w, src.r, int64(n)); err != nil {
-			return err
-		}
-		if n < maxPayload {
-			return nil
-		}
-	}
-}
-
-func (s *session) discardContinuation() error {
-	for {
-		n, err := s.client.readHeader()
-		if err != nil {
-			return err
-		}
-		if _, err := s.client.r.Discard(n); err != nil {
-			return err
-		}
-		if n < maxPayload {
-			return nil
-		}
-	}
+	return s.up.Flush()
 }
 
 // upstreamLost tells the client its upstream connection broke and ends the
@@ -255,7 +211,7 @@ func (s *session) upstreamLost(err error) error {
 
 // relayOne relays a single-packet response (OK, ERR, EOF or a string).
 func (s *session) relayOne() error {
-	head, err := relayPacket(s.client, s.up)
+	head, err := mysqlwire.RelayPacket(s.client, s.up)
 	if err != nil {
 		return err
 	}
@@ -266,10 +222,10 @@ func (s *session) relayOne() error {
 func (s *session) noteStatus(head []byte) {
 	switch {
 	case len(head) == 0:
-	case head[0] == hdrOK:
-		s.status = okStatus(head)
-	case isEOF(head):
-		s.status = eofStatus(head)
+	case head[0] == mysqlwire.HdrOK:
+		s.status = mysqlwire.OKStatus(head)
+	case mysqlwire.IsEOF(head):
+		s.status = mysqlwire.EOFStatus(head)
 	}
 }
 
@@ -278,7 +234,7 @@ func (s *session) noteStatus(head []byte) {
 // procedures), LOCAL INFILE exchanges, ending with an ERR or with a status
 // that has no SERVER_MORE_RESULTS_EXISTS.
 func (s *session) relayResults() error {
-	head, err := relayPacket(s.client, s.up)
+	head, err := mysqlwire.RelayPacket(s.client, s.up)
 	if err != nil {
 		return err
 	}
@@ -290,13 +246,13 @@ func (s *session) relayResults() error {
 // grammar (responseParser). Definitions and rows go through relayUntil's
 // fast path; only the packets that end a list are looked at.
 func (s *session) relayResultsFrom(head []byte) error {
-	p := responseParser{status: s.status}
+	p := mysqlwire.NewResponseParser(0, s.status)
 	for {
-		done, infile := p.whole(head)
-		if p.err != nil {
-			return p.err
+		done, infile := p.Whole(head)
+		if err := p.Err(); err != nil {
+			return err
 		}
-		s.status = p.status
+		s.status = p.Status
 		if done {
 			return nil
 		}
@@ -306,11 +262,11 @@ func (s *session) relayResultsFrom(head []byte) error {
 			if err := s.relayLocalInfile(); err != nil {
 				return err
 			}
-			head, err = relayPacket(s.client, s.up) // the upstream's OK or ERR
-		case p.state == respFirst:
-			head, err = relayPacket(s.client, s.up)
+			head, err = mysqlwire.RelayPacket(s.client, s.up) // the upstream's OK or ERR
+		case p.AtStart():
+			head, err = mysqlwire.RelayPacket(s.client, s.up)
 		default: // column definitions or rows, up to the EOF or ERR
-			head, err = relayUntil(s.client, s.up, endsRows)
+			head, err = mysqlwire.RelayUntil(s.client, s.up, mysqlwire.EndsRows)
 		}
 		if err != nil {
 			return err
@@ -320,28 +276,24 @@ func (s *session) relayResultsFrom(head []byte) error {
 
 // relayRows relays rows up to and including the closing EOF or ERR.
 func (s *session) relayRows() error {
-	head, err := relayUntil(s.client, s.up, endsRows)
+	head, err := mysqlwire.RelayUntil(s.client, s.up, mysqlwire.EndsRows)
 	if err != nil {
 		return err
 	}
-	if isEOF(head) {
-		s.status = eofStatus(head)
+	if mysqlwire.IsEOF(head) {
+		s.status = mysqlwire.EOFStatus(head)
 	}
 	return nil
 }
 
-// endsRows tells the EOF or ERR that closes a list of rows (or of column
-// definitions) from the rows themselves.
-func endsRows(p []byte) bool { return isEOF(p) || len(p) > 0 && p[0] == hdrErr }
-
 // relayPrepare relays a COM_STMT_PREPARE response: OK with the statement's
 // parameter and column definitions, each list closed by an EOF.
 func (s *session) relayPrepare() error {
-	head, err := relayPacket(s.client, s.up)
+	head, err := mysqlwire.RelayPacket(s.client, s.up)
 	if err != nil {
 		return err
 	}
-	if len(head) < 12 || head[0] != hdrOK {
+	if len(head) < 12 || head[0] != mysqlwire.HdrOK {
 		return nil // ERR
 	}
 	cols := int(head[5]) | int(head[6])<<8
@@ -351,7 +303,7 @@ func (s *session) relayPrepare() error {
 			continue
 		}
 		for range n + 1 { // definitions and their EOF
-			if _, err := relayPacket(s.client, s.up); err != nil {
+			if _, err := mysqlwire.RelayPacket(s.client, s.up); err != nil {
 				return err
 			}
 		}
@@ -362,16 +314,16 @@ func (s *session) relayPrepare() error {
 // relayLocalInfile sends the client the upstream's file request and relays
 // the file's packets to the upstream up to the closing empty packet.
 func (s *session) relayLocalInfile() error {
-	if err := s.client.flush(); err != nil {
+	if err := s.client.Flush(); err != nil {
 		return err
 	}
 	for {
-		head, err := relayPacket(s.up, s.client)
+		head, err := mysqlwire.RelayPacket(s.up, s.client)
 		if err != nil {
 			return err
 		}
 		if len(head) == 0 {
-			return s.up.flush()
+			return s.up.Flush()
 		}
 	}
 }
@@ -381,12 +333,12 @@ func (s *session) relayLocalInfile() error {
 // default, else relayed with the plugin renamed, so the upstream
 // re-authenticates through an auth switch with a fresh salt of its own.
 // A refused change ends the session, as on MySQL.
-func (s *session) changeUser(cmd command) error {
+func (s *session) handleChangeUser(cmd command) error {
 	if cmd.more {
-		s.discardContinuation()
+		s.client.DiscardContinuation()
 		return s.sendError(mysql.NewError(mysql.ER_HANDSHAKE_ERROR, "COM_CHANGE_USER packet too large"))
 	}
-	cu, err := parseChangeUser(cmd.data, s.caps)
+	cu, err := mysqlwire.ParseChangeUser(cmd.data, s.caps)
 	if err != nil {
 		return s.sendError(mysql.NewError(mysql.ER_HANDSHAKE_ERROR, "malformed COM_CHANGE_USER"))
 	}
@@ -396,29 +348,29 @@ func (s *session) changeUser(cmd command) error {
 		err = s.changeUserUpstream(cu)
 	}
 	if err != nil {
-		s.log.Info("change user refused", zap.String("new_user", cu.user), zap.Error(err))
+		s.log.Info("change user refused", zap.String("new_user", cu.User), zap.Error(err))
 		return errSessionOver
 	}
-	s.log.Info("user changed", zap.String("new_user", cu.user))
+	s.log.Info("user changed", zap.String("new_user", cu.User))
 	s.log = s.srv.log.With(zap.Uint32("conn", s.id), zap.String("user", s.user))
 	return nil
 }
 
-func (s *session) changeUserUpstream(cu *changeUser) error {
-	cu.plugin = passThroughPlugin
-	s.up.resetSeq()
-	if err := s.up.writePacket(cu.encode(s.caps | mysql.CLIENT_PLUGIN_AUTH)); err != nil {
+func (s *session) changeUserUpstream(cu *mysqlwire.ChangeUser) error {
+	cu.Plugin = passThroughPlugin
+	s.up.ResetSeq()
+	if err := s.up.WritePacket(cu.Encode(s.caps | mysql.CLIENT_PLUGIN_AUTH)); err != nil {
 		return s.upstreamLost(err)
 	}
-	if err := s.up.flush(); err != nil {
+	if err := s.up.Flush(); err != nil {
 		return s.upstreamLost(err)
 	}
 	s.account = Account{}
 	if err := s.relayAuth(); err != nil {
 		return err
 	}
-	s.setUser(cu.user)
-	s.db = cu.db
+	s.setUser(cu.User)
+	s.db = cu.DB
 	s.learnAccount()
 	return nil
 }
@@ -426,35 +378,35 @@ func (s *session) changeUserUpstream(cu *changeUser) error {
 // changeUserLocal checks the new user's password (answering the salt of the
 // greeting, as MySQL's COM_CHANGE_USER does) and, in front of an upstream,
 // changes the upstream session to that user's upstream account.
-func (s *session) changeUserLocal(cu *changeUser) error {
+func (s *session) changeUserLocal(cu *mysqlwire.ChangeUser) error {
 	s.account = Account{}
-	if err := s.checkLocalLogin(cu.user, s.caps, cu.plugin, cu.auth, s.salt); err != nil {
+	if err := s.checkLocalLogin(cu.User, s.caps, cu.Plugin, cu.Auth, s.salt); err != nil {
 		return err
 	}
 	if s.up == nil {
 		s.closeLocalStmts()
 		s.sql, s.vars = nil, nil
 		s.status = mysql.SERVER_STATUS_AUTOCOMMIT
-		s.setUser(cu.user)
+		s.setUser(cu.User)
 		s.db = ""
-		s.account = Account{User: cu.user, Known: true}
-		if cu.db != "" {
-			if e := s.localUseDB(cu.db); e != nil {
+		s.account = Account{User: cu.User, Known: true}
+		if cu.DB != "" {
+			if e := s.localUseDB(cu.DB); e != nil {
 				s.sendError(e)
-				return fmt.Errorf("unknown database %q", cu.db)
+				return fmt.Errorf("unknown database %q", cu.DB)
 			}
-			s.db = cu.db
+			s.db = cu.DB
 		}
 		return s.sendOK()
 	}
-	user, password := s.srv.cfg.localUser(cu.user).upstreamAccount()
-	up := &changeUser{user: user, db: cu.db, charset: cu.charset, plugin: passThroughPlugin, attrs: cu.attrs}
-	s.up.resetSeq()
-	if err := s.authAs(up.encode(s.caps|mysql.CLIENT_PLUGIN_AUTH), user, password, nil); err != nil {
+	user, password := s.srv.cfg.localUser(cu.User).upstreamAccount()
+	up := &mysqlwire.ChangeUser{User: user, DB: cu.DB, Charset: cu.Charset, Plugin: passThroughPlugin, Attrs: cu.Attrs}
+	s.up.ResetSeq()
+	if err := s.authAs(up.Encode(s.caps|mysql.CLIENT_PLUGIN_AUTH), user, password, nil); err != nil {
 		return err
 	}
-	s.setUser(cu.user)
-	s.db = cu.db
-	s.account = Account{User: cu.user, Known: true}
+	s.setUser(cu.User)
+	s.db = cu.DB
+	s.account = Account{User: cu.User, Known: true}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 	"github.com/heapproxy/heapproxy/parser"
 )
 
@@ -117,15 +118,15 @@ func (s *session) answerEmbedded(cmd command) error {
 		} else {
 			s.caps &^= mysql.CLIENT_MULTI_STATEMENTS
 		}
-		if err := s.client.writePacket(eofPacket(s.status, 0)); err != nil {
+		if err := s.client.WritePacket(mysqlwire.EOFPacket(s.status, 0)); err != nil {
 			return err
 		}
-		return s.client.flush()
+		return s.client.Flush()
 	case mysql.COM_FIELD_LIST:
 		return s.sendError(mysql.NewError(mysql.ER_NOT_SUPPORTED_YET,
 			"COM_FIELD_LIST is not supported on heapproxy's embedded default; use SHOW COLUMNS FROM <table>"))
 	case mysql.COM_CHANGE_USER:
-		return s.changeUser(cmd)
+		return s.handleChangeUser(cmd)
 	case mysql.COM_PROCESS_KILL:
 		if len(cmd.data) < 5 {
 			return s.sendError(mysql.NewError(mysql.ER_MALFORMED_PACKET, "COM_PROCESS_KILL needs a 4-byte connection id"))
@@ -201,24 +202,24 @@ func (s *session) answerLocal(stmt *parser.Statement, query []byte) error {
 	case parser.LocalSelect:
 		return s.localSelect(stmt.Select)
 	case parser.ShowWarnings:
-		return s.writeResult([]column{textColumn("Level"), intColumn("Code"), textColumn("Message")}, nil)
+		return s.writeResult([]mysqlwire.Column{mysqlwire.TextColumn("Level"), mysqlwire.IntColumn("Code"), mysqlwire.TextColumn("Message")}, nil)
 	case parser.ShowDatabases:
-		var rows [][]value
+		var rows [][]mysqlwire.Value
 		for _, db := range []string{"information_schema"} {
 			if !stmt.Show.HasLike || likeMatch(stmt.Show.Like, db) {
-				rows = append(rows, []value{str(db)})
+				rows = append(rows, []mysqlwire.Value{mysqlwire.Str(db)})
 			}
 		}
-		return s.writeResult([]column{textColumn("Database")}, rows)
+		return s.writeResult([]mysqlwire.Column{mysqlwire.TextColumn("Database")}, rows)
 	case parser.ShowVariables:
-		var rows [][]value
+		var rows [][]mysqlwire.Value
 		for _, name := range s.varNames() {
 			if !stmt.Show.HasLike || likeMatch(stmt.Show.Like, name) {
 				v, _ := s.sysVar(name, parser.ScopeDefault)
-				rows = append(rows, []value{str(name), v})
+				rows = append(rows, []mysqlwire.Value{mysqlwire.Str(name), v})
 			}
 		}
-		return s.writeResult([]column{textColumn("Variable_name"), textColumn("Value")}, rows)
+		return s.writeResult([]mysqlwire.Column{mysqlwire.TextColumn("Variable_name"), mysqlwire.TextColumn("Value")}, rows)
 	case parser.Use:
 		if e := s.localUseDB(stmt.DB); e != nil {
 			return s.sendError(e)
@@ -297,25 +298,25 @@ func (s *session) varNames() []string {
 }
 
 // sysVar reads a system variable: the session's SET value, else the default.
-func (s *session) sysVar(name string, scope parser.Scope) (value, *mysql.MyError) {
+func (s *session) sysVar(name string, scope parser.Scope) (mysqlwire.Value, *mysql.MyError) {
 	if scope != parser.ScopeGlobal {
 		if v, ok := s.vars[name]; ok {
 			return v, nil
 		}
 	}
 	if v, ok := s.embeddedVars()[name]; ok {
-		return str(v), nil
+		return mysqlwire.Str(v), nil
 	}
 	return nil, mysql.NewError(mysql.ER_UNKNOWN_SYSTEM_VARIABLE, fmt.Sprintf("Unknown system variable '%s'", name))
 }
 
 func (s *session) setVar(a parser.Assignment) *mysql.MyError {
 	if s.vars == nil {
-		s.vars = map[string]value{}
+		s.vars = map[string]mysqlwire.Value{}
 	}
 	switch {
 	case a.Name == "names" || a.Name == "character set":
-		cs := str(a.Value.Value)
+		cs := mysqlwire.Str(a.Value.Value)
 		for _, v := range []string{"character_set_client", "character_set_connection", "character_set_results"} {
 			s.vars[v] = cs
 		}
@@ -342,13 +343,13 @@ func (s *session) setVar(a parser.Assignment) *mysql.MyError {
 }
 
 // eval evaluates what a LocalSelect or SET may contain.
-func (s *session) eval(e parser.Expr) (value, *mysql.MyError) {
+func (s *session) eval(e parser.Expr) (mysqlwire.Value, *mysql.MyError) {
 	switch e.Kind {
 	case parser.ExprLiteral:
 		if e.Lit == parser.LitNull {
 			return nil, nil
 		}
-		return str(e.Value), nil
+		return mysqlwire.Str(e.Value), nil
 	case parser.ExprSysVar:
 		return s.sysVar(e.Name, e.Scope)
 	case parser.ExprFunc:
@@ -358,35 +359,35 @@ func (s *session) eval(e parser.Expr) (value, *mysql.MyError) {
 			if s.db == "" {
 				return nil, nil
 			}
-			return str(s.db), nil
+			return mysqlwire.Str(s.db), nil
 		case "version":
-			return str(s.srv.cfg.ServerVersion), nil
+			return mysqlwire.Str(s.srv.cfg.ServerVersion), nil
 		case "user", "session_user", "system_user":
 			host := "localhost"
 			if h := s.clientHost(); h != "" {
 				host = h
 			}
-			return str(s.user + "@" + host), nil
+			return mysqlwire.Str(s.user + "@" + host), nil
 		case "current_user":
-			return str(s.user + "@%"), nil
+			return mysqlwire.Str(s.user + "@%"), nil
 		case "connection_id":
-			return intValue(int64(s.id)), nil
+			return mysqlwire.IntValue(int64(s.id)), nil
 		case "last_insert_id":
-			return intValue(0), nil
+			return mysqlwire.IntValue(0), nil
 		case "now", "current_timestamp", "localtime", "localtimestamp", "sysdate":
-			return str(now.Format("2006-01-02 15:04:05")), nil
+			return mysqlwire.Str(now.Format("2006-01-02 15:04:05")), nil
 		case "utc_timestamp":
-			return str(now.UTC().Format("2006-01-02 15:04:05")), nil
+			return mysqlwire.Str(now.UTC().Format("2006-01-02 15:04:05")), nil
 		case "curdate", "current_date":
-			return str(now.Format("2006-01-02")), nil
+			return mysqlwire.Str(now.Format("2006-01-02")), nil
 		case "utc_date":
-			return str(now.UTC().Format("2006-01-02")), nil
+			return mysqlwire.Str(now.UTC().Format("2006-01-02")), nil
 		case "curtime", "current_time":
-			return str(now.Format("15:04:05")), nil
+			return mysqlwire.Str(now.Format("15:04:05")), nil
 		case "utc_time":
-			return str(now.UTC().Format("15:04:05")), nil
+			return mysqlwire.Str(now.UTC().Format("15:04:05")), nil
 		case "unix_timestamp":
-			return intValue(now.Unix()), nil
+			return mysqlwire.IntValue(now.Unix()), nil
 		}
 	}
 	return nil, mysql.NewError(mysql.ER_NOT_SUPPORTED_YET,
@@ -394,7 +395,7 @@ func (s *session) eval(e parser.Expr) (value, *mysql.MyError) {
 }
 
 func (s *session) clientHost() string {
-	addr := s.client.conn.RemoteAddr().String()
+	addr := s.client.NetConn().RemoteAddr().String()
 	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
 		return strings.Trim(addr[:i], "[]")
 	}
@@ -402,24 +403,24 @@ func (s *session) clientHost() string {
 }
 
 func (s *session) localSelect(sel *parser.Select) error {
-	cols := make([]column, len(sel.Fields))
-	row := make([]value, len(sel.Fields))
+	cols := make([]mysqlwire.Column, len(sel.Fields))
+	row := make([]mysqlwire.Value, len(sel.Fields))
 	for i, f := range sel.Fields {
 		v, e := s.eval(f.Expr)
 		if e != nil {
 			return s.sendError(e)
 		}
 		row[i] = v
-		cols[i] = textColumn(f.Column)
+		cols[i] = mysqlwire.TextColumn(f.Column)
 		if f.Expr.Kind == parser.ExprLiteral && f.Expr.Lit == parser.LitInt {
-			cols[i] = intColumn(f.Column)
+			cols[i] = mysqlwire.IntColumn(f.Column)
 		} else if v != nil {
 			if _, err := strconv.ParseInt(*v, 10, 64); err == nil && f.Expr.Kind == parser.ExprSysVar {
-				cols[i] = intColumn(f.Column)
+				cols[i] = mysqlwire.IntColumn(f.Column)
 			}
 		}
 	}
-	var rows [][]value
+	var rows [][]mysqlwire.Value
 	if !sel.HasLimit || sel.Limit > 0 {
 		rows = append(rows, row)
 	}

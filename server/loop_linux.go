@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 )
 
 // eventLoops relay the forwarded statements of plain-TCP sessions the way
@@ -122,7 +124,7 @@ type loopSession struct {
 	up     loopSide
 	cmd    []byte // client bytes not yet forwarded (a partial command, or a pipelined one)
 	busy   bool   // a forwarded command's response is under way
-	resp   responseParser
+	resp   mysqlwire.ResponseParser
 	done   chan handback
 	back   bool // handing back: waiting for pending writes, then leaving
 	hb     handback
@@ -146,24 +148,24 @@ func (ls *eventLoops) relay(s *session) (hb handback, ok bool) {
 	if ls == nil {
 		return hb, false
 	}
-	cfd, err := dupFD(s.client.conn)
+	cfd, err := dupFD(s.client.NetConn())
 	if err != nil {
 		return hb, false
 	}
-	ufd, err := dupFD(s.up.conn)
+	ufd, err := dupFD(s.up.NetConn())
 	if err != nil {
 		syscall.Close(cfd)
 		return hb, false
 	}
-	lsess := &loopSession{s: s, done: make(chan handback, 1), cmd: s.client.takeBuffered()}
+	lsess := &loopSession{s: s, done: make(chan handback, 1), cmd: s.client.TakeBuffered()}
 	lsess.client = loopSide{ls: lsess, fd: cfd}
 	lsess.up = loopSide{ls: lsess, fd: ufd}
 	// The loop owns the sockets now. Closing the goroutine's descriptors
 	// takes them out of Go's netpoller, which would otherwise wake a
 	// thread for every packet the loop relays.
 	s.mu.Lock()
-	s.client.conn.Close()
-	s.up.conn.Close()
+	s.client.NetConn().Close()
+	s.up.NetConn().Close()
 	s.mu.Unlock()
 	ls.mu.Lock()
 	l := ls.loops[ls.next%len(ls.loops)]
@@ -179,7 +181,7 @@ func (ls *eventLoops) relay(s *session) (hb handback, ok bool) {
 	u, uerr := socketConn(ufd)
 	s.mu.Lock()
 	for _, x := range []struct {
-		p   *packetConn
+		p   *mysqlwire.Conn
 		c   net.Conn
 		err error
 	}{{s.client, c, cerr}, {s.up, u, uerr}} {
@@ -188,7 +190,7 @@ func (ls *eventLoops) relay(s *session) (hb handback, ok bool) {
 		case s.done: // closeConns ran meanwhile: these are the last descriptors
 			x.c.Close()
 		default:
-			x.p.setConn(x.c)
+			x.p.SetConn(x.c)
 		}
 	}
 	s.mu.Unlock()
@@ -341,7 +343,7 @@ func (l *eventLoop) step(ls *loopSession) {
 				l.handBack(ls)
 				return
 			}
-			if len(ls.cmd) <= 4 || len(ls.cmd) < 4+packetLen(ls.cmd) {
+			if len(ls.cmd) <= 4 || len(ls.cmd) < 4+mysqlwire.PacketLen(ls.cmd) {
 				if !ls.client.readable {
 					return
 				}
@@ -357,7 +359,7 @@ func (l *eventLoop) step(ls *loopSession) {
 				}
 			}
 			if len(ls.cmd) > 4 {
-				n := packetLen(ls.cmd)
+				n := mysqlwire.PacketLen(ls.cmd)
 				if n >= loopCommandLimit || ls.cmd[3] != 0 || n == 0 || !ls.forwards(ls.cmd[4:min(len(ls.cmd), 4+n)], len(ls.cmd) >= 4+n) {
 					l.handBack(ls)
 					return
@@ -398,7 +400,7 @@ func (ls *loopSession) forwards(payload []byte, whole bool) bool {
 func (l *eventLoop) forward(ls *loopSession, n int) error {
 	ls.s.srv.deps.Metrics.Statement("forwarded")
 	ls.busy = true
-	ls.resp = responseParser{seq: 1, status: ls.s.status}
+	ls.resp = mysqlwire.NewResponseParser(1, ls.s.status)
 	err := l.write(&ls.up, ls.cmd[:n]) // write copies what it cannot send
 	// The buffer serves the next command (pipelined bytes move to its
 	// front); one grown by a large command is not kept.
@@ -412,18 +414,18 @@ func (l *eventLoop) forward(ls *loopSession, n int) error {
 // relayResponse writes b, upstream bytes of the response under way, to
 // the client, and notes where the response ends.
 func (l *eventLoop) relayResponse(ls *loopSession, b []byte) error {
-	n, done, infile := ls.resp.feed(b)
+	n, done, infile := ls.resp.Feed(b)
 	if err := l.write(&ls.client, b[:n]); err != nil {
 		return err
 	}
-	if ls.resp.err != nil {
-		return ls.resp.err
+	if ls.resp.Err() != nil {
+		return ls.resp.Err()
 	}
 	if !done && !infile {
 		return nil
 	}
 	ls.busy = false
-	ls.s.status = ls.resp.status
+	ls.s.status = ls.resp.Status
 	if n < len(b) {
 		// The upstream sent more than the response: the goroutine reads it
 		// as it would have.
@@ -432,7 +434,7 @@ func (l *eventLoop) relayResponse(ls *loopSession, b []byte) error {
 		return nil
 	}
 	if infile {
-		ls.hb.infile, ls.hb.midReply, ls.hb.seq = true, true, ls.resp.seq
+		ls.hb.infile, ls.hb.midReply, ls.hb.seq = true, true, ls.resp.Seq()
 		l.handBack(ls)
 	}
 	return nil
@@ -504,7 +506,7 @@ func (l *eventLoop) flush(side *loopSide) error {
 func (l *eventLoop) fail(ls *loopSession, err error, upErr bool) {
 	ls.hb.err, ls.hb.upErr = err, upErr
 	if ls.busy {
-		ls.hb.midReply, ls.hb.seq = true, ls.resp.seq
+		ls.hb.midReply, ls.hb.seq = true, ls.resp.Seq()
 	}
 	ls.client.pending, ls.up.pending = nil, nil // the session ends: unsent bytes go nowhere
 	l.handBack(ls)

@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/heapproxy/heapproxy/heapprof/sqlview"
+	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 )
 
 // Prepared statements on the embedded default run in the heapprof SQL
@@ -174,36 +175,36 @@ func (s *session) prepareLocal(query []byte) error {
 	s.stmts[id] = &localStmt{p: p}
 	s.lastStmt = id
 
-	ok := []byte{hdrOK}
+	ok := []byte{mysqlwire.HdrOK}
 	ok = binary.LittleEndian.AppendUint32(ok, id)
 	ok = binary.LittleEndian.AppendUint16(ok, uint16(len(p.Columns)))
 	ok = binary.LittleEndian.AppendUint16(ok, uint16(p.Params))
 	ok = append(ok, 0, 0, 0) // filler, no warnings
-	if err := s.client.writePacket(ok); err != nil {
+	if err := s.client.WritePacket(ok); err != nil {
 		return err
 	}
 	if p.Params > 0 {
-		param := column{name: "?", typ: mysql.MYSQL_TYPE_VAR_STRING, charset: binaryCollation}.dump()
+		param := mysqlwire.Column{Name: "?", Type: mysql.MYSQL_TYPE_VAR_STRING, Charset: mysqlwire.BinaryCollation}.Dump()
 		for range p.Params {
-			if err := s.client.writePacket(param); err != nil {
+			if err := s.client.WritePacket(param); err != nil {
 				return err
 			}
 		}
-		if err := s.client.writePacket(eofPacket(s.status, 0)); err != nil {
+		if err := s.client.WritePacket(mysqlwire.EOFPacket(s.status, 0)); err != nil {
 			return err
 		}
 	}
 	if len(p.Columns) > 0 {
 		for _, c := range engineColumns(p.Columns) {
-			if err := s.client.writePacket(c.dump()); err != nil {
+			if err := s.client.WritePacket(c.Dump()); err != nil {
 				return err
 			}
 		}
-		if err := s.client.writePacket(eofPacket(s.status, 0)); err != nil {
+		if err := s.client.WritePacket(mysqlwire.EOFPacket(s.status, 0)); err != nil {
 			return err
 		}
 	}
-	return s.client.flush()
+	return s.client.Flush()
 }
 
 // executeLocal answers COM_STMT_EXECUTE (body after the statement id) with
@@ -264,7 +265,7 @@ func (st *localStmt) bind(body []byte) ([]any, *mysql.MyError) {
 			args[i] = string(data)
 			continue
 		}
-		v, rest, err := decodeParam(st.types[2*i], st.types[2*i+1]&0x80 != 0, body)
+		v, rest, err := mysqlwire.DecodeParam(st.types[2*i], st.types[2*i+1]&0x80 != 0, body)
 		if err != nil {
 			return nil, malformed(fmt.Sprintf("parameter %d: %v", i+1, err))
 		}

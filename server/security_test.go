@@ -17,6 +17,7 @@ import (
 
 	"github.com/heapproxy/heapproxy/backends"
 	"github.com/heapproxy/heapproxy/internal/mariadbtest"
+	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 )
 
 // profile_users is checked against the account MariaDB authenticated, not
@@ -157,7 +158,7 @@ func TestIdleSessionsReleaseLargeBuffers(t *testing.T) {
 		}
 		t.Cleanup(func() { c.Close() })
 		// COM_PING with 16 MiB - 1 bytes of payload: one physical packet.
-		data := make([]byte, 4+maxPayload-1)
+		data := make([]byte, 4+mysqlwire.MaxPayload-1)
 		data[4] = gomysql.COM_PING
 		c.ResetSequence()
 		if err := c.WritePacket(data); err != nil {
@@ -221,11 +222,11 @@ func TestPendingLoginsBounded(t *testing.T) {
 	greeted, refused := 0, 0
 	for _, c := range conns {
 		c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		p, err := newPacketConn(c).readPacket(1 << 16)
+		p, err := mysqlwire.NewConn(c).ReadPacket(1 << 16)
 		switch {
 		case err == nil && len(p) > 0 && p[0] == 10: // protocol version 10: a greeting
 			greeted++
-		case err == nil && len(p) > 3 && p[0] == hdrErr && parseErrPacket(p).Code == gomysql.ER_CON_COUNT_ERROR:
+		case err == nil && len(p) > 3 && p[0] == mysqlwire.HdrErr && mysqlwire.ParseErrPacket(p).Code == gomysql.ER_CON_COUNT_ERROR:
 			refused++
 		default: // a slot came, and the handshake time ran out upstream
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
+	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 	"github.com/heapproxy/heapproxy/parser"
 	"github.com/heapproxy/heapproxy/profiling"
 )
@@ -200,10 +201,10 @@ func (s *Server) refuse(c net.Conn) {
 		zap.Int("max_connections", s.maxConns))
 	s.deps.Metrics.Error("max_connections")
 	c.SetWriteDeadline(time.Now().Add(s.cfg.Timeouts.Handshake))
-	pc := newPacketConn(c)
-	if pc.writePacket(errPacket(&mysql.MyError{Code: mysql.ER_CON_COUNT_ERROR, State: "08004",
+	pc := mysqlwire.NewConn(fastConn(c))
+	if pc.WritePacket(mysqlwire.ErrPacket(&mysql.MyError{Code: mysql.ER_CON_COUNT_ERROR, State: "08004",
 		Message: fmt.Sprintf("Too many connections: heapproxy serves at most %d (max_connections)", s.maxConns)})) == nil {
-		pc.flush()
+		pc.Flush()
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/heapproxy/heapproxy/heapprof/sqlview"
+	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 )
 
 // maxHandshakePacket bounds what a client may send before it is logged in.
@@ -26,8 +27,8 @@ type session struct {
 	srv    *Server
 	id     uint32
 	log    *zap.Logger
-	client *packetConn
-	up     *packetConn // nil in the embedded default
+	client *mysqlwire.Conn
+	up     *mysqlwire.Conn // nil in the embedded default
 
 	caps uint32 // negotiated with the client
 	user string // the name the client logged in with
@@ -36,9 +37,9 @@ type session struct {
 	account Account
 	salt    []byte // the greeting's challenge (COM_CHANGE_USER answers it too)
 	db      string
-	status  uint16           // last server status flags the client saw
-	vars    map[string]value // SET values on the embedded default
-	sql     *sqlview.Session // state in the heapprof SQL engine, made on first use
+	status  uint16                     // last server status flags the client saw
+	vars    map[string]mysqlwire.Value // SET values on the embedded default
+	sql     *sqlview.Session           // state in the heapprof SQL engine, made on first use
 	// errSent is set by sendError: a multi-statement query on the embedded
 	// default stops at the first statement that failed.
 	errSent bool
@@ -61,7 +62,7 @@ func newSession(s *Server, c net.Conn, id uint32) *session {
 		srv:    s,
 		id:     id,
 		log:    s.log.With(zap.Uint32("conn", id), zap.String("client", c.RemoteAddr().String())),
-		client: newPacketConn(c),
+		client: mysqlwire.NewConn(fastConn(c)),
 		status: mysql.SERVER_STATUS_AUTOCOMMIT,
 	}
 }
@@ -70,7 +71,7 @@ func (s *session) run() {
 	defer s.closeConns()
 	start := time.Now()
 	deadline := start.Add(s.srv.cfg.Timeouts.Handshake)
-	s.client.conn.SetDeadline(deadline)
+	s.client.NetConn().SetDeadline(deadline)
 	var err error
 	if s.srv.cfg.embedded() {
 		err = s.loginLocal()
@@ -82,9 +83,9 @@ func (s *session) run() {
 		s.srv.deps.Metrics.Error("login")
 		return
 	}
-	s.client.conn.SetDeadline(time.Time{})
+	s.client.NetConn().SetDeadline(time.Time{})
 	if s.up != nil {
-		s.up.conn.SetDeadline(time.Time{})
+		s.up.NetConn().SetDeadline(time.Time{})
 	}
 	s.log = s.log.With(zap.String("user", s.user))
 	// One line per connection is noise at production rates: debug.
@@ -121,7 +122,7 @@ func (s *session) withLoginSlot(deadline time.Time, login func() error) error {
 	}
 	if !got {
 		n := cap(s.srv.logins)
-		s.client.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		s.client.NetConn().SetWriteDeadline(time.Now().Add(time.Second))
 		s.sendError(&mysql.MyError{Code: mysql.ER_CON_COUNT_ERROR, State: "08004", Message: fmt.Sprintf(
 			"Too many connections: %d logins to the upstream were under way for timeouts.handshake (max_pending_logins)", n)})
 		s.srv.deps.Metrics.Error("max_pending_logins")
@@ -132,7 +133,7 @@ func (s *session) withLoginSlot(deadline time.Time, login func() error) error {
 }
 
 func (s *session) isTLS() bool {
-	_, ok := s.client.conn.(*tls.Conn)
+	_, ok := s.client.NetConn().(*tls.Conn)
 	return ok
 }
 
@@ -151,7 +152,7 @@ func (s *session) interruptIfIdle() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.idle {
-		s.client.conn.SetReadDeadline(time.Now())
+		s.client.NetConn().SetReadDeadline(time.Now())
 	}
 }
 
@@ -165,72 +166,72 @@ func (s *session) closeConns() {
 	// Shut the sockets down before closing: an event loop relaying for the
 	// session holds descriptors of its own, and sees the end this way.
 	if s.up != nil {
-		shutdownConn(s.up.conn)
-		s.up.conn.Close()
+		shutdownConn(s.up.NetConn())
+		s.up.NetConn().Close()
 	}
-	shutdownConn(s.client.conn)
-	s.client.conn.Close()
+	shutdownConn(s.client.NetConn())
+	s.client.NetConn().Close()
 }
 
 // sendError writes an ERR packet to the client and flushes it.
 func (s *session) sendError(e *mysql.MyError) error {
 	s.errSent = true
 	s.srv.deps.Metrics.SQLError(e.Code)
-	if err := s.client.writePacket(errPacket(e)); err != nil {
+	if err := s.client.WritePacket(mysqlwire.ErrPacket(e)); err != nil {
 		return err
 	}
-	return s.client.flush()
+	return s.client.Flush()
 }
 
 func (s *session) sendOK() error {
-	if err := s.client.writePacket(okPacket(0, 0, s.status, 0)); err != nil {
+	if err := s.client.WritePacket(mysqlwire.OKPacket(0, 0, s.status, 0)); err != nil {
 		return err
 	}
-	return s.client.flush()
+	return s.client.Flush()
 }
 
 // handshake greets the client, reads its login and settles the
 // capabilities both sides have.
-func (s *session) handshake(g *greeting) (*handshakeResponse, error) {
-	if err := s.client.writePacket(g.encode()); err != nil {
+func (s *session) handshake(g *mysqlwire.Greeting) (*mysqlwire.HandshakeResponse, error) {
+	if err := s.client.WritePacket(g.Encode()); err != nil {
 		return nil, err
 	}
-	if err := s.client.flush(); err != nil {
+	if err := s.client.Flush(); err != nil {
 		return nil, err
 	}
 	r, err := s.readHandshakeResponse()
 	if err != nil {
 		return nil, err
 	}
-	s.caps = r.caps & g.caps
+	s.caps = r.Caps & g.Caps
 	return r, nil
 }
 
 // readHandshakeResponse reads the client's login, upgrading to TLS first
 // when it asks for it.
-func (s *session) readHandshakeResponse() (*handshakeResponse, error) {
-	p, err := s.client.readPacket(maxHandshakePacket)
+func (s *session) readHandshakeResponse() (*mysqlwire.HandshakeResponse, error) {
+	p, err := s.client.ReadPacket(maxHandshakePacket)
 	if err != nil {
 		return nil, fmt.Errorf("read handshake response: %w", err)
 	}
-	if isSSLRequest(p) {
+	if mysqlwire.IsSSLRequest(p) {
 		if s.srv.clientTLS == nil {
 			return nil, errors.New("client asked for TLS, none is configured")
 		}
-		if _, err := s.client.upgrade(func(c net.Conn) *tls.Conn { return tls.Server(c, s.srv.clientTLS) }); err != nil {
+		if _, err := s.client.Upgrade(func(c net.Conn) *tls.Conn { return tls.Server(c, s.srv.clientTLS) }); err != nil {
 			return nil, fmt.Errorf("TLS handshake: %w", err)
 		}
-		if p, err = s.client.readPacket(maxHandshakePacket); err != nil {
+		if p, err = s.client.ReadPacket(maxHandshakePacket); err != nil {
 			return nil, fmt.Errorf("read handshake response: %w", err)
 		}
 	}
-	r, err := parseHandshakeResponse(p)
+	r, err := mysqlwire.ParseHandshakeResponse(p)
 	if err != nil {
 		s.sendError(mysql.NewError(mysql.ER_HANDSHAKE_ERROR, "Bad handshake"))
 		return nil, fmt.Errorf("parse handshake response: %w", err)
 	}
-	s.setUser(r.user)
-	s.db = r.db
+	s.setUser(r.User)
+	s.db = r.DB
 	return r, nil
 }
 
@@ -239,7 +240,7 @@ func (s *session) accessDenied(user string, usedPassword bool) *mysql.MyError {
 	if usedPassword {
 		yes = "YES"
 	}
-	host, _, _ := net.SplitHostPort(s.client.conn.RemoteAddr().String())
+	host, _, _ := net.SplitHostPort(s.client.NetConn().RemoteAddr().String())
 	return mysql.NewError(mysql.ER_ACCESS_DENIED_ERROR,
 		fmt.Sprintf("Access denied for user '%s'@'%s' (using password: %s)", user, host, yes))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/heapproxy/heapproxy/heapprof/sqlview"
+	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 )
 
 // sqlSession is the session's state in the heapprof SQL engine, made on
@@ -17,7 +18,7 @@ func (s *session) sqlSession() (*sqlview.Session, *mysql.MyError) {
 	if s.sql != nil {
 		return s.sql, nil
 	}
-	sess, err := s.srv.deps.SQL.NewSession(context.Background(), s.user, s.client.conn.RemoteAddr().String(), s.id)
+	sess, err := s.srv.deps.SQL.NewSession(context.Background(), s.user, s.client.NetConn().RemoteAddr().String(), s.id)
 	if err != nil {
 		return nil, sqlError(err)
 	}
@@ -48,10 +49,10 @@ func (s *session) writeSQLResult(ctx context.Context, res *sqlview.Result, binar
 	defer res.Close()
 	s.db = s.sql.Database()
 	if res.Columns == nil {
-		if err := s.client.writePacket(okPacket(res.AffectedRows, res.InsertID, s.status, 0)); err != nil {
+		if err := s.client.WritePacket(mysqlwire.OKPacket(res.AffectedRows, res.InsertID, s.status, 0)); err != nil {
 			return err
 		}
-		return s.client.flush()
+		return s.client.Flush()
 	}
 	cols := engineColumns(res.Columns)
 	w, err := s.startResult(cols...)
@@ -61,19 +62,19 @@ func (s *session) writeSQLResult(ctx context.Context, res *sqlview.Result, binar
 	for {
 		row, err := res.Next()
 		if errors.Is(err, io.EOF) {
-			return w.finish()
+			return w.Finish()
 		}
 		if err != nil {
 			// An ERR packet may end a result set midway.
 			return s.sendError(statementError(ctx, err))
 		}
 		if binaryRows {
-			if w.row, err = appendBinaryRow(w.row[:0], cols, row); err != nil {
+			if w.Row, err = mysqlwire.AppendBinaryRow(w.Row[:0], cols, row); err != nil {
 				return s.sendError(mysql.NewError(mysql.ER_UNKNOWN_ERROR, fmt.Sprintf("binary result row: %v", err)))
 			}
-			err = s.client.writePacket(w.row)
+			err = s.client.WritePacket(w.Row)
 		} else {
-			err = w.writeRaw(row)
+			err = w.WriteRaw(row)
 		}
 		if err != nil {
 			return err
@@ -82,11 +83,11 @@ func (s *session) writeSQLResult(ctx context.Context, res *sqlview.Result, binar
 }
 
 // engineColumns are the column definitions of an engine result.
-func engineColumns(in []sqlview.Column) []column {
-	cols := make([]column, len(in))
+func engineColumns(in []sqlview.Column) []mysqlwire.Column {
+	cols := make([]mysqlwire.Column, len(in))
 	for i, c := range in {
-		cols[i] = column{name: c.Name, table: c.Table, schema: c.Database, typ: c.Type, flags: c.Flags,
-			charset: c.Charset, length: c.Length, decimals: c.Decimals}
+		cols[i] = mysqlwire.Column{Name: c.Name, Table: c.Table, Schema: c.Database, Type: c.Type, Flags: c.Flags,
+			Charset: c.Charset, Length: c.Length, Decimals: c.Decimals}
 	}
 	return cols
 }

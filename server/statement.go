@@ -58,20 +58,20 @@ func statementError(ctx context.Context, err error) *mysql.MyError {
 // reader: bytes a client sends meanwhile stay buffered for the next
 // command. stop returns once the watcher no longer reads.
 func (s *session) watchClient(cancel context.CancelCauseFunc) (stop func()) {
-	if s.client.r.Buffered() > 0 {
+	if s.client.Buffered() > 0 {
 		return func() {} // the client already sent more: it is there
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if _, err := s.client.r.Peek(1); err != nil && !isTimeout(err) {
+		if _, err := s.client.Peek(1); err != nil && !isTimeout(err) {
 			cancel(errClientGone)
 		}
 	}()
 	return func() {
-		s.client.conn.SetReadDeadline(time.Now())
+		s.client.NetConn().SetReadDeadline(time.Now())
 		<-done
-		s.client.conn.SetReadDeadline(time.Time{})
+		s.client.NetConn().SetReadDeadline(time.Time{})
 	}
 }
 

@@ -1,4 +1,4 @@
-package server
+package mysqlwire
 
 // The binary protocol's values (COM_STMT_EXECUTE parameters, the rows of
 // its result sets), as MySQL's documentation of the protocol lays them out.
@@ -19,7 +19,7 @@ import (
 var errShort = errors.New("value cut short")
 
 // decodeParam reads one binary-protocol value of type typ from b.
-func decodeParam(typ byte, unsigned bool, b []byte) (any, []byte, error) {
+func DecodeParam(typ byte, unsigned bool, b []byte) (any, []byte, error) {
 	fixed := func(size int) (uint64, []byte, error) {
 		if len(b) < size {
 			return 0, nil, errShort
@@ -61,7 +61,7 @@ func decodeParam(typ byte, unsigned bool, b []byte) (any, []byte, error) {
 		}
 		return timeParam(b[1 : 1+b[0]]), b[1+b[0]:], nil
 	}
-	size, isNull, k := lenEncInt(b)
+	size, isNull, k := LenEncInt(b)
 	if k == 0 || uint64(len(b)-k) < size {
 		return nil, nil, errShort
 	}
@@ -137,7 +137,7 @@ func timeParam(b []byte) string {
 
 // appendBinaryRow encodes one row of the engine's text values in the binary
 // protocol: a 0x00 header, the NULL bitmap (offset 2), then the values.
-func appendBinaryRow(dst []byte, cols []column, cells [][]byte) ([]byte, error) {
+func AppendBinaryRow(dst []byte, cols []Column, cells [][]byte) ([]byte, error) {
 	dst = append(dst, 0)
 	bitmap := len(dst)
 	dst = append(dst, make([]byte, (len(cols)+7+2)/8)...)
@@ -148,17 +148,17 @@ func appendBinaryRow(dst []byte, cols []column, cells [][]byte) ([]byte, error) 
 		}
 		var err error
 		if dst, err = appendBinaryValue(dst, c, string(cells[i])); err != nil {
-			return nil, fmt.Errorf("column %s: %w", c.name, err)
+			return nil, fmt.Errorf("column %s: %w", c.Name, err)
 		}
 	}
 	return dst, nil
 }
 
 // appendBinaryValue encodes the text value v of column c in its binary form.
-func appendBinaryValue(dst []byte, c column, v string) ([]byte, error) {
+func appendBinaryValue(dst []byte, c Column, v string) ([]byte, error) {
 	integer := func(size int) ([]byte, error) {
 		var u uint64
-		if c.flags&mysql.UNSIGNED_FLAG != 0 {
+		if c.Flags&mysql.UNSIGNED_FLAG != 0 {
 			n, err := strconv.ParseUint(v, 10, 64)
 			if err != nil {
 				return nil, err
@@ -176,10 +176,10 @@ func appendBinaryValue(dst []byte, c column, v string) ([]byte, error) {
 		}
 		return dst, nil
 	}
-	if size := intSize(c.typ); size > 0 {
+	if size := intSize(c.Type); size > 0 {
 		return integer(size)
 	}
-	switch c.typ {
+	switch c.Type {
 	case mysql.MYSQL_TYPE_FLOAT:
 		f, err := strconv.ParseFloat(v, 32)
 		return binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(f))), err

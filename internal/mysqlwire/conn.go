@@ -1,4 +1,4 @@
-package server
+package mysqlwire
 
 import (
 	"bufio"
@@ -10,12 +10,12 @@ import (
 
 // maxPayload is the largest payload of one physical packet; a logical packet
 // of this size or more continues in the next physical packet.
-const maxPayload = 1<<24 - 1
+const MaxPayload = 1<<24 - 1
 
 // inspectLimit is how much of a relayed packet is kept for inspection. Status
 // packets (OK, ERR, EOF) and column counts are far smaller; rows larger than
 // this are streamed through without being held.
-const inspectLimit = 64 << 10
+const InspectLimit = 64 << 10
 
 // Buffer sizes per connection (a session has two connections): large
 // enough that a result set goes out in few writes, small enough that ten
@@ -29,7 +29,7 @@ const (
 // writes share one sequence counter, as the protocol does. Writes are
 // buffered: callers flush once a response is complete, which turns thousands
 // of row packets into a few large writes.
-type packetConn struct {
+type Conn struct {
 	conn net.Conn
 	src  io.Reader // what r reads: conn, or a prefixedConn in front of it
 	r    *bufio.Reader
@@ -38,9 +38,8 @@ type packetConn struct {
 	buf  []byte // reused for inspected packets
 }
 
-func newPacketConn(c net.Conn) *packetConn {
-	c = fastConn(c)
-	return &packetConn{
+func NewConn(c net.Conn) *Conn {
+	return &Conn{
 		conn: c,
 		src:  c,
 		r:    bufio.NewReaderSize(c, readBufferSize),
@@ -51,7 +50,7 @@ func newPacketConn(c net.Conn) *packetConn {
 // upgrade wraps the transport in TLS. Bytes of the TLS handshake the peer
 // sent right behind its SSL request may already sit in the read buffer, so
 // the TLS layer reads through it.
-func (p *packetConn) upgrade(wrap func(net.Conn) *tls.Conn) (*tls.Conn, error) {
+func (p *Conn) Upgrade(wrap func(net.Conn) *tls.Conn) (*tls.Conn, error) {
 	tc := wrap(&bufferedConn{Conn: p.conn, r: p.r})
 	if err := tc.Handshake(); err != nil {
 		return nil, err
@@ -70,11 +69,11 @@ type bufferedConn struct {
 
 func (c *bufferedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
-func (p *packetConn) resetSeq() { p.seq = 0 }
+func (p *Conn) ResetSeq() { p.seq = 0 }
 
 // setConn replaces the connection (the same socket under a new
 // descriptor, after an event loop); nothing may be buffered.
-func (p *packetConn) setConn(c net.Conn) {
+func (p *Conn) SetConn(c net.Conn) {
 	p.conn, p.src = c, c
 	p.r.Reset(c)
 	p.w.Reset(c)
@@ -82,7 +81,7 @@ func (p *packetConn) setConn(c net.Conn) {
 
 // takeBuffered returns the bytes read from the connection but not yet
 // consumed, and forgets them: an event loop relays from there on.
-func (p *packetConn) takeBuffered() []byte {
+func (p *Conn) TakeBuffered() []byte {
 	var b []byte
 	if pc, ok := p.src.(*prefixedConn); ok {
 		b = pc.rest
@@ -101,11 +100,11 @@ func (p *packetConn) takeBuffered() []byte {
 }
 
 // unread makes b the next bytes read (an event loop's unrelayed input).
-func (p *packetConn) unread(b []byte) {
+func (p *Conn) Unread(b []byte) {
 	if len(b) == 0 {
 		return
 	}
-	rest := p.takeBuffered()
+	rest := p.TakeBuffered()
 	p.src = &prefixedConn{Conn: p.conn, rest: append(b, rest...)}
 	p.r.Reset(p.src)
 }
@@ -125,7 +124,7 @@ func (c *prefixedConn) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-func (p *packetConn) readHeader() (int, error) {
+func (p *Conn) ReadHeader() (int, error) {
 	var h [4]byte
 	if _, err := io.ReadFull(p.r, h[:]); err != nil {
 		return 0, err
@@ -138,7 +137,7 @@ func (p *packetConn) readHeader() (int, error) {
 	return n, nil
 }
 
-func (p *packetConn) writeHeader(n int) error {
+func (p *Conn) WriteHeader(n int) error {
 	h := [4]byte{byte(n), byte(n >> 8), byte(n >> 16), p.seq}
 	p.seq++
 	_, err := p.w.Write(h[:])
@@ -147,10 +146,10 @@ func (p *packetConn) writeHeader(n int) error {
 
 // readPacket reads one logical packet of at most limit bytes. The returned
 // slice is valid until the next read.
-func (p *packetConn) readPacket(limit int) ([]byte, error) {
+func (p *Conn) ReadPacket(limit int) ([]byte, error) {
 	p.buf = p.buf[:0]
 	for {
-		n, err := p.readHeader()
+		n, err := p.ReadHeader()
 		if err != nil {
 			return nil, err
 		}
@@ -162,30 +161,30 @@ func (p *packetConn) readPacket(limit int) ([]byte, error) {
 		if _, err := io.ReadFull(p.r, p.buf[start:]); err != nil {
 			return nil, err
 		}
-		if n < maxPayload {
+		if n < MaxPayload {
 			return p.buf, nil
 		}
 	}
 }
 
 // writePacket buffers one logical packet, split into physical packets.
-func (p *packetConn) writePacket(data []byte) error {
+func (p *Conn) WritePacket(data []byte) error {
 	for {
-		n := min(len(data), maxPayload)
-		if err := p.writeHeader(n); err != nil {
+		n := min(len(data), MaxPayload)
+		if err := p.WriteHeader(n); err != nil {
 			return err
 		}
 		if _, err := p.w.Write(data[:n]); err != nil {
 			return err
 		}
 		data = data[n:]
-		if n < maxPayload {
+		if n < MaxPayload {
 			return nil
 		}
 	}
 }
 
-func (p *packetConn) flush() error { return p.w.Flush() }
+func (p *Conn) Flush() error { return p.w.Flush() }
 
 // keptBufferSize bounds the packet buffer a connection keeps between
 // commands: a larger one, grown for one big packet, is dropped once that
@@ -193,7 +192,7 @@ func (p *packetConn) flush() error { return p.w.Flush() }
 const keptBufferSize = 64 << 10
 
 // releaseLargeBuffer drops a packet buffer grown past keptBufferSize.
-func (p *packetConn) releaseLargeBuffer() {
+func (p *Conn) ReleaseLargeBuffer() {
 	if cap(p.buf) > keptBufferSize {
 		p.buf = nil
 	}
@@ -203,19 +202,19 @@ func (p *packetConn) releaseLargeBuffer() {
 // dst's sequence. It returns the packet's payload when it is small enough to
 // inspect, otherwise its first inspectLimit bytes; large packets (rows with
 // big BLOBs, 16 MiB continuations) are streamed and never held whole.
-func relayPacket(dst, src *packetConn) ([]byte, error) {
+func RelayPacket(dst, src *Conn) ([]byte, error) {
 	var head []byte
 	for first := true; ; first = false {
-		n, err := src.readHeader()
+		n, err := src.ReadHeader()
 		if err != nil {
 			return nil, err
 		}
-		if err := dst.writeHeader(n); err != nil {
+		if err := dst.WriteHeader(n); err != nil {
 			return nil, err
 		}
 		keep := 0
 		if first {
-			keep = min(n, inspectLimit)
+			keep = min(n, InspectLimit)
 			if cap(src.buf) < keep {
 				src.buf = make([]byte, keep)
 			}
@@ -232,7 +231,7 @@ func relayPacket(dst, src *packetConn) ([]byte, error) {
 				return nil, err
 			}
 		}
-		if n < maxPayload {
+		if n < MaxPayload {
 			return head, nil
 		}
 	}
@@ -244,7 +243,7 @@ func relayPacket(dst, src *packetConn) ([]byte, error) {
 // needed, the usual case), runs of whole packets already in src's read
 // buffer are checked in place and copied with one write: a result set's
 // rows cost a header check each instead of four buffered copies.
-func relayUntil(dst, src *packetConn, end func(payload []byte) bool) ([]byte, error) {
+func RelayUntil(dst, src *Conn, end func(payload []byte) bool) ([]byte, error) {
 	for {
 		if dst.seq == src.seq {
 			head, found, err := relayBuffered(dst, src, end)
@@ -254,7 +253,7 @@ func relayUntil(dst, src *packetConn, end func(payload []byte) bool) ([]byte, er
 		}
 		// Nothing whole is buffered (or a packet is large): one packet
 		// the slow way, which also waits for more input.
-		head, err := relayPacket(dst, src)
+		head, err := RelayPacket(dst, src)
 		if err != nil {
 			return nil, err
 		}
@@ -268,12 +267,12 @@ func relayUntil(dst, src *packetConn, end func(payload []byte) bool) ([]byte, er
 // to dst, stopping after the first one end accepts (found) or at the first
 // incomplete or large packet. The sequence numbers of both sides must be
 // equal on entry; the packets keep theirs.
-func relayBuffered(dst, src *packetConn, end func(payload []byte) bool) (head []byte, found bool, err error) {
+func relayBuffered(dst, src *Conn, end func(payload []byte) bool) (head []byte, found bool, err error) {
 	buf, _ := src.r.Peek(src.r.Buffered())
 	off, seq := 0, src.seq
 	for off+4 <= len(buf) {
 		n := int(buf[off]) | int(buf[off+1])<<8 | int(buf[off+2])<<16
-		if n >= inspectLimit || off+4+n > len(buf) {
+		if n >= InspectLimit || off+4+n > len(buf) {
 			break
 		}
 		if buf[off+3] != seq {
@@ -299,4 +298,91 @@ func relayBuffered(dst, src *packetConn, end func(payload []byte) bool) (head []
 	src.seq, dst.seq = seq, seq
 	_, err = src.r.Discard(off)
 	return head, found, err
+}
+
+// EndsRows tells the EOF or ERR that closes a list of rows (or of column
+// definitions) from the rows themselves.
+func EndsRows(p []byte) bool { return IsEOF(p) || len(p) > 0 && p[0] == HdrErr }
+
+// NetConn is the connection the packets travel on (TLS after Upgrade).
+func (p *Conn) NetConn() net.Conn { return p.conn }
+
+// Buffered is how many bytes were read from the connection but not yet
+// consumed.
+func (p *Conn) Buffered() int { return p.r.Buffered() }
+
+// Peek returns the next n bytes without consuming them, reading as needed:
+// a session peeks to learn that its client went away, and what the client
+// sent meanwhile stays for the next read.
+func (p *Conn) Peek(n int) ([]byte, error) { return p.r.Peek(n) }
+
+// SetSeq sets the sequence number of the next packet (after an event loop
+// relayed part of a response).
+func (p *Conn) SetSeq(seq uint8) { p.seq = seq }
+
+// ReadCommand reads the first physical packet of a client command, after
+// resetting the sequence; more tells that continuation packets follow
+// unread (a command of 16 MiB or more). The data is valid until the next
+// read.
+func (p *Conn) ReadCommand() (data []byte, more bool, err error) {
+	p.ResetSeq()
+	n, err := p.ReadHeader()
+	if err != nil {
+		return nil, false, err
+	}
+	if cap(p.buf) < n {
+		p.buf = make([]byte, n)
+	}
+	data = p.buf[:n]
+	if _, err := io.ReadFull(p.r, data); err != nil {
+		return nil, false, err
+	}
+	return data, n == MaxPayload, nil
+}
+
+// WritePhysical writes one physical packet whose header says n payload
+// bytes, of which data is the start (the rest comes from CopyPayload).
+func (p *Conn) WritePhysical(n int, data []byte) error {
+	if err := p.WriteHeader(n); err != nil {
+		return err
+	}
+	_, err := p.w.Write(data)
+	return err
+}
+
+// CopyContinuation streams the remaining physical packets of a large
+// logical packet from src to dst, renumbered.
+func CopyContinuation(dst, src *Conn) error {
+	for {
+		n, err := src.ReadHeader()
+		if err != nil {
+			return err
+		}
+		if err := dst.WriteHeader(n); err != nil {
+			return err
+		}
+		if _, err := io.CopyN(dst.w, src.r, int64(n)); err != nil {
+			return err
+		}
+		if n < MaxPayload {
+			return nil
+		}
+	}
+}
+
+// DiscardContinuation skips the remaining physical packets of a large
+// logical packet.
+func (p *Conn) DiscardContinuation() error {
+	for {
+		n, err := p.ReadHeader()
+		if err != nil {
+			return err
+		}
+		if _, err := p.r.Discard(n); err != nil {
+			return err
+		}
+		if n < MaxPayload {
+			return nil
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package server
+package mysqlwire
 
 import (
 	"bufio"
@@ -19,21 +19,21 @@ func BenchmarkRelayRows(b *testing.B) {
 		src.Write(row)
 		seq++
 	}
-	src.Write([]byte{5, 0, 0, seq, hdrEOF, 0, 0, 2, 0})
+	src.Write([]byte{5, 0, 0, seq, HdrEOF, 0, 0, 2, 0})
 	data := src.Bytes()
 	b.SetBytes(int64(len(data)))
 	r := bytes.NewReader(data)
-	up := &packetConn{r: bufio.NewReaderSize(r, readBufferSize)}
-	client := &packetConn{w: bufio.NewWriterSize(io.Discard, writeBufferSize)}
+	up := &Conn{r: bufio.NewReaderSize(r, readBufferSize)}
+	client := &Conn{w: bufio.NewWriterSize(io.Discard, writeBufferSize)}
 	for b.Loop() {
 		r.Reset(data)
 		up.r.Reset(r)
 		up.seq, client.seq = 0, 0
-		head, err := relayUntil(client, up, endsRows)
-		if err != nil || !isEOF(head) {
+		head, err := RelayUntil(client, up, EndsRows)
+		if err != nil || !IsEOF(head) {
 			b.Fatalf("relay: %v, last packet % x", err, head)
 		}
-		client.flush()
+		client.Flush()
 	}
 }
 
@@ -42,40 +42,40 @@ func BenchmarkRelayRows(b *testing.B) {
 // numbers equal (copied in runs) and apart (renumbered packet by packet),
 // through a small read buffer so runs break at every boundary.
 func TestRelayUntil(t *testing.T) {
-	payloads := [][]byte{{}, []byte("row"), bytes.Repeat([]byte{'a'}, inspectLimit-1),
-		bytes.Repeat([]byte{'b'}, inspectLimit), bytes.Repeat([]byte{'c'}, maxPayload+10), []byte("last row")}
+	payloads := [][]byte{{}, []byte("row"), bytes.Repeat([]byte{'a'}, InspectLimit-1),
+		bytes.Repeat([]byte{'b'}, InspectLimit), bytes.Repeat([]byte{'c'}, MaxPayload+10), []byte("last row")}
 	var in bytes.Buffer
-	w := &packetConn{w: bufio.NewWriter(&in)}
+	w := &Conn{w: bufio.NewWriter(&in)}
 	for _, p := range payloads {
-		w.writePacket(p)
+		w.WritePacket(p)
 	}
-	w.writePacket([]byte{hdrEOF, 0, 0, 2, 0})
-	w.writePacket([]byte("next response"))
-	w.flush()
+	w.WritePacket([]byte{HdrEOF, 0, 0, 2, 0})
+	w.WritePacket([]byte("next response"))
+	w.Flush()
 	for _, clientSeq := range []uint8{0, 7} {
-		up := &packetConn{r: bufio.NewReaderSize(bytes.NewReader(in.Bytes()), 100)}
+		up := &Conn{r: bufio.NewReaderSize(bytes.NewReader(in.Bytes()), 100)}
 		var out bytes.Buffer
-		client := &packetConn{w: bufio.NewWriter(&out), seq: clientSeq}
-		head, err := relayUntil(client, up, endsRows)
+		client := &Conn{w: bufio.NewWriter(&out), seq: clientSeq}
+		head, err := RelayUntil(client, up, EndsRows)
 		if err != nil {
 			t.Fatalf("client seq %d: %v", clientSeq, err)
 		}
-		client.flush()
-		if !isEOF(head) {
+		client.Flush()
+		if !IsEOF(head) {
 			t.Fatalf("client seq %d: relay stopped at % x, want the EOF", clientSeq, head[:min(len(head), 8)])
 		}
 		var want bytes.Buffer
-		ww := &packetConn{w: bufio.NewWriter(&want), seq: clientSeq}
+		ww := &Conn{w: bufio.NewWriter(&want), seq: clientSeq}
 		for _, p := range payloads {
-			ww.writePacket(p)
+			ww.WritePacket(p)
 		}
-		ww.writePacket([]byte{hdrEOF, 0, 0, 2, 0})
-		ww.flush()
+		ww.WritePacket([]byte{HdrEOF, 0, 0, 2, 0})
+		ww.Flush()
 		if !bytes.Equal(out.Bytes(), want.Bytes()) {
 			t.Fatalf("client seq %d: relayed %d bytes, want %d (the same packets, numbered from %d)", clientSeq, out.Len(), want.Len(), clientSeq)
 		}
 		// The next response is left unread, with its sequence number.
-		if p, err := up.readPacket(64); err != nil || string(p) != "next response" {
+		if p, err := up.ReadPacket(64); err != nil || string(p) != "next response" {
 			t.Fatalf("client seq %d: after the relay the upstream reads %q, %v", clientSeq, p, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package server
+package mysqlwire
 
 import (
 	"encoding/binary"
@@ -21,7 +21,7 @@ func FuzzHandshakeResponse(f *testing.F) {
 	f.Add(append(head(caps|mysql.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA), "root\x00\xfc"...))
 	f.Add(append(head(caps), "root\x00\x00db\x00plugin\x00\xfd\x01"...))
 	f.Fuzz(func(t *testing.T, p []byte) {
-		parseHandshakeResponse(p)
+		ParseHandshakeResponse(p)
 	})
 }
 
@@ -35,14 +35,14 @@ func FuzzPeerPackets(f *testing.F) {
 		switch which % 3 {
 		case 0:
 			if len(p) > 0 { // readCommand refuses empty packets
-				parseChangeUser(p, uint32(mysql.CLIENT_SECURE_CONNECTION|mysql.CLIENT_PLUGIN_AUTH|mysql.CLIENT_CONNECT_ATTRS))
+				ParseChangeUser(p, uint32(mysql.CLIENT_SECURE_CONNECTION|mysql.CLIENT_PLUGIN_AUTH|mysql.CLIENT_CONNECT_ATTRS))
 			}
 		case 1:
-			if g, err := parseGreeting(p); err == nil && len(g.salt) >= 8 {
-				g.encode()
+			if g, err := ParseGreeting(p); err == nil && len(g.Salt) >= 8 {
+				g.Encode()
 			}
 		case 2:
-			parseErrPacket(p)
+			ParseErrPacket(p)
 		}
 	})
 }
@@ -57,10 +57,10 @@ func FuzzResponseParser(f *testing.F) {
 	f.Add(rs, uint8(1))
 	f.Add([]byte{3, 0, 0, 1, 0xfc, 0x01}, uint8(2))
 	f.Fuzz(func(t *testing.T, b []byte, chunk uint8) {
-		p := responseParser{seq: 1} // as an event loop starts one
+		p := ResponseParser{seq: 1} // as an event loop starts one
 		step := int(chunk%16) + 1
 		for len(b) > 0 && p.err == nil {
-			n, done, _ := p.feed(b[:min(step, len(b))])
+			n, done, _ := p.Feed(b[:min(step, len(b))])
 			if done {
 				return
 			}

@@ -1,4 +1,4 @@
-package server
+package mysqlwire
 
 import (
 	"fmt"
@@ -12,10 +12,10 @@ import (
 // ERR or a final status. The event loops feed it the relayed bytes (feed:
 // they never hold a whole packet); the goroutine relay hands it the
 // packets that can change its state (whole). A protocol fix is made here.
-type responseParser struct {
+type ResponseParser struct {
 	state  int    // respFirst, respColumns or respRows
 	seq    uint8  // sequence number the next packet must have
-	status uint16 // the session's status after the packets seen so far
+	Status uint16 // the session's status after the packets seen so far
 	err    error
 
 	hdr    [4]byte
@@ -37,7 +37,7 @@ const (
 // (all of b unless the response ended inside it), whether the response is
 // complete, and whether it stopped after a LOCAL INFILE request (the
 // client's file comes next). A protocol error sets p.err.
-func (p *responseParser) feed(b []byte) (n int, done, infile bool) {
+func (p *ResponseParser) Feed(b []byte) (n int, done, infile bool) {
 	for n < len(b) {
 		if p.remain == 0 && p.hdrN < 4 {
 			k := copy(p.hdr[p.hdrN:], b[n:])
@@ -51,7 +51,7 @@ func (p *responseParser) feed(b []byte) (n int, done, infile bool) {
 				return n, false, false
 			}
 			p.seq++
-			p.remain = packetLen(p.hdr[:])
+			p.remain = PacketLen(p.hdr[:])
 			if !p.cont {
 				p.plen, p.headN = p.remain, 0
 			}
@@ -71,7 +71,7 @@ func (p *responseParser) feed(b []byte) (n int, done, infile bool) {
 		}
 		// A physical packet is complete.
 		p.hdrN = 0
-		if packetLen(p.hdr[:]) == maxPayload {
+		if PacketLen(p.hdr[:]) == MaxPayload {
 			p.cont = true // its logical packet goes on
 			continue
 		}
@@ -90,13 +90,13 @@ func (p *responseParser) feed(b []byte) (n int, done, infile bool) {
 // whole steps the walk over one logical packet whose head the goroutine
 // relay read (all of it when shorter than inspectLimit). Column
 // definitions and rows between may be skipped: they never change the state.
-func (p *responseParser) whole(head []byte) (done, infile bool) {
+func (p *ResponseParser) Whole(head []byte) (done, infile bool) {
 	p.plen = len(head)
 	return p.packet(head)
 }
 
 // packet steps the walk over one whole logical packet (its first bytes).
-func (p *responseParser) packet(head []byte) (done, infile bool) {
+func (p *ResponseParser) packet(head []byte) (done, infile bool) {
 	if len(head) == 0 {
 		p.err = fmt.Errorf("empty response packet from upstream")
 		return false, false
@@ -104,21 +104,21 @@ func (p *responseParser) packet(head []byte) (done, infile bool) {
 	switch p.state {
 	case respFirst:
 		switch head[0] {
-		case hdrOK:
-			p.status = okStatus(head)
-			return p.status&mysql.SERVER_MORE_RESULTS_EXISTS == 0, false
-		case hdrErr:
+		case HdrOK:
+			p.Status = OKStatus(head)
+			return p.Status&mysql.SERVER_MORE_RESULTS_EXISTS == 0, false
+		case HdrErr:
 			return true, false
-		case hdrLocalInfile:
+		case HdrLocalInfile:
 			return false, true
 		}
-		if _, _, k := lenEncInt(head); k == 0 {
+		if _, _, k := LenEncInt(head); k == 0 {
 			p.err = fmt.Errorf("bad column count packet % x", head[:min(len(head), 8)])
 			return false, false
 		}
 		p.state = respColumns
 	case respColumns, respRows:
-		if head[0] == hdrErr {
+		if head[0] == HdrErr {
 			if p.state == respColumns {
 				// A definition starts with its catalog's length, never
 				// 0xff: an ERR here breaks the protocol.
@@ -127,19 +127,35 @@ func (p *responseParser) packet(head []byte) (done, infile bool) {
 			}
 			return true, false
 		}
-		if !isEOF(head) || p.plen >= 9 {
+		if !IsEOF(head) || p.plen >= 9 {
 			return false, false
 		}
-		p.status = eofStatus(head)
-		if p.state == respColumns && p.status&mysql.SERVER_STATUS_CURSOR_EXISTS == 0 {
+		p.Status = EOFStatus(head)
+		if p.state == respColumns && p.Status&mysql.SERVER_STATUS_CURSOR_EXISTS == 0 {
 			p.state = respRows
 			return false, false
 		}
 		p.state = respFirst
-		return p.status&mysql.SERVER_MORE_RESULTS_EXISTS == 0, false
+		return p.Status&mysql.SERVER_MORE_RESULTS_EXISTS == 0, false
 	}
 	return false, false
 }
 
 // packetLen reads the payload length from a packet header.
-func packetLen(h []byte) int { return int(h[0]) | int(h[1])<<8 | int(h[2])<<16 }
+func PacketLen(h []byte) int { return int(h[0]) | int(h[1])<<8 | int(h[2])<<16 }
+
+// NewResponseParser starts the walk of a response whose first packet
+// carries sequence number seq, the session's status flags being status.
+func NewResponseParser(seq uint8, status uint16) ResponseParser {
+	return ResponseParser{seq: seq, Status: status}
+}
+
+// Err is the protocol error the walk found, if any.
+func (p *ResponseParser) Err() error { return p.err }
+
+// Seq is the sequence number the next packet must have.
+func (p *ResponseParser) Seq() uint8 { return p.seq }
+
+// AtStart tells that the next packet starts a result (OK, ERR, LOCAL
+// INFILE request or column count), not a list of definitions or rows.
+func (p *ResponseParser) AtStart() bool { return p.state == respFirst }
