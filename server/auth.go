@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/heapproxy/heapproxy/internal/mysqlwire"
+	"github.com/heapproxy/heapproxy/internal/relay"
 )
 
 const nativePassword = "mysql_native_password"
@@ -123,7 +124,7 @@ func (s *session) loginUpstream(deadline time.Time) error {
 		return fmt.Errorf("dial upstream: %w", err)
 	}
 	c.SetDeadline(deadline)
-	s.up = mysqlwire.NewConn(fastConn(c))
+	s.up = mysqlwire.NewConn(relay.FastConn(c))
 	p, err := s.up.ReadPacket(maxHandshakePacket)
 	if err != nil {
 		s.sendError(upstreamUnavailable(s.srv.cfg.Upstream, err))

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/heapproxy/heapproxy/internal/mysqlwire"
+	"github.com/heapproxy/heapproxy/internal/relay"
 )
 
 // command is the first physical packet of a client command; more tells that
@@ -29,7 +30,7 @@ func (s *session) serve() error {
 			return nil
 		}
 		if s.loopable() {
-			if hb, ok := s.srv.loops.relay(s); ok {
+			if hb, ok := s.srv.loops.Relay(loopSession{s}); ok {
 				if over, err := s.resume(hb); over || err != nil {
 					return err
 				}
@@ -69,41 +70,30 @@ func (s *session) serve() error {
 }
 
 // loopable tells whether an event loop may relay the session's next
-// commands (see eventLoops): plain TCP on both sides, an upstream, and no
+// commands (see relay.Loops): plain TCP on both sides, an upstream, and no
 // idle timeout, which the loops do not keep.
 func (s *session) loopable() bool {
 	if s.srv.loops == nil || s.up == nil || s.srv.cfg.Timeouts.Idle > 0 || s.up.Buffered() > 0 {
 		return false
 	}
-	return isRawConn(s.client.NetConn()) && isRawConn(s.up.NetConn())
-}
-
-// handback is what a session's goroutine gets when the loop is done with it.
-type handback struct {
-	client   []byte // client bytes read but not relayed, from a command's start
-	up       []byte // upstream bytes read but not relayed (unsolicited)
-	infile   bool   // a LOCAL INFILE request was relayed: the goroutine relays the file
-	midReply bool   // the handback happened inside a response
-	seq      uint8  // sequence number after the last relayed packet (midReply)
-	err      error
-	upErr    bool // err is the upstream's
+	return relay.IsRawConn(s.client.NetConn()) && relay.IsRawConn(s.up.NetConn())
 }
 
 // resume takes a session back from an event loop: over is true when the
 // session ends (with err to log, if any).
-func (s *session) resume(hb handback) (over bool, err error) {
-	s.client.Unread(hb.client)
-	s.up.Unread(hb.up)
-	if hb.midReply {
-		s.client.SetSeq(hb.seq)
-		s.up.SetSeq(hb.seq)
+func (s *session) resume(hb relay.Handback) (over bool, err error) {
+	s.client.Unread(hb.Client)
+	s.up.Unread(hb.Up)
+	if hb.MidReply {
+		s.client.SetSeq(hb.Seq)
+		s.up.SetSeq(hb.Seq)
 	}
 	switch {
-	case hb.err != nil && (hb.upErr || hb.midReply):
-		return true, s.upstreamLost(hb.err)
-	case hb.err != nil:
-		return true, hb.err // the client went away between statements
-	case hb.infile:
+	case hb.Err != nil && (hb.UpErr || hb.MidReply):
+		return true, s.upstreamLost(hb.Err)
+	case hb.Err != nil:
+		return true, hb.Err // the client went away between statements
+	case hb.Infile:
 		if err := s.relayResultsFrom([]byte{mysqlwire.HdrLocalInfile}); err != nil {
 			return true, s.upstreamLost(err)
 		}
@@ -209,124 +199,34 @@ func (s *session) upstreamLost(err error) error {
 	return errSessionOver
 }
 
-// relayOne relays a single-packet response (OK, ERR, EOF or a string).
+// The goroutine relay of a forwarded command's response (the relay
+// package does the work; the session keeps its status flags).
+
 func (s *session) relayOne() error {
-	head, err := mysqlwire.RelayPacket(s.client, s.up)
-	if err != nil {
-		return err
-	}
-	s.noteStatus(head)
-	return nil
+	st, err := relay.One(s.client, s.up, s.status)
+	s.status = st
+	return err
 }
 
-func (s *session) noteStatus(head []byte) {
-	switch {
-	case len(head) == 0:
-	case head[0] == mysqlwire.HdrOK:
-		s.status = mysqlwire.OKStatus(head)
-	case mysqlwire.IsEOF(head):
-		s.status = mysqlwire.EOFStatus(head)
-	}
-}
-
-// relayResults relays the response to COM_QUERY or COM_STMT_EXECUTE: any
-// number of OK packets and result sets (multi-statements, stored
-// procedures), LOCAL INFILE exchanges, ending with an ERR or with a status
-// that has no SERVER_MORE_RESULTS_EXISTS.
 func (s *session) relayResults() error {
-	head, err := mysqlwire.RelayPacket(s.client, s.up)
-	if err != nil {
-		return err
-	}
-	return s.relayResultsFrom(head)
+	st, err := relay.Results(s.client, s.up, s.status)
+	s.status = st
+	return err
 }
 
-// relayResultsFrom continues relayResults after its first packet, head,
-// which the caller has already sent to the client, walking the one reply
-// grammar (responseParser). Definitions and rows go through relayUntil's
-// fast path; only the packets that end a list are looked at.
 func (s *session) relayResultsFrom(head []byte) error {
-	p := mysqlwire.NewResponseParser(0, s.status)
-	for {
-		done, infile := p.Whole(head)
-		if err := p.Err(); err != nil {
-			return err
-		}
-		s.status = p.Status
-		if done {
-			return nil
-		}
-		var err error
-		switch {
-		case infile:
-			if err := s.relayLocalInfile(); err != nil {
-				return err
-			}
-			head, err = mysqlwire.RelayPacket(s.client, s.up) // the upstream's OK or ERR
-		case p.AtStart():
-			head, err = mysqlwire.RelayPacket(s.client, s.up)
-		default: // column definitions or rows, up to the EOF or ERR
-			head, err = mysqlwire.RelayUntil(s.client, s.up, mysqlwire.EndsRows)
-		}
-		if err != nil {
-			return err
-		}
-	}
+	st, err := relay.ResultsFrom(s.client, s.up, head, s.status)
+	s.status = st
+	return err
 }
 
-// relayRows relays rows up to and including the closing EOF or ERR.
 func (s *session) relayRows() error {
-	head, err := mysqlwire.RelayUntil(s.client, s.up, mysqlwire.EndsRows)
-	if err != nil {
-		return err
-	}
-	if mysqlwire.IsEOF(head) {
-		s.status = mysqlwire.EOFStatus(head)
-	}
-	return nil
+	st, err := relay.Rows(s.client, s.up, s.status)
+	s.status = st
+	return err
 }
 
-// relayPrepare relays a COM_STMT_PREPARE response: OK with the statement's
-// parameter and column definitions, each list closed by an EOF.
-func (s *session) relayPrepare() error {
-	head, err := mysqlwire.RelayPacket(s.client, s.up)
-	if err != nil {
-		return err
-	}
-	if len(head) < 12 || head[0] != mysqlwire.HdrOK {
-		return nil // ERR
-	}
-	cols := int(head[5]) | int(head[6])<<8
-	params := int(head[7]) | int(head[8])<<8
-	for _, n := range []int{params, cols} {
-		if n == 0 {
-			continue
-		}
-		for range n + 1 { // definitions and their EOF
-			if _, err := mysqlwire.RelayPacket(s.client, s.up); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// relayLocalInfile sends the client the upstream's file request and relays
-// the file's packets to the upstream up to the closing empty packet.
-func (s *session) relayLocalInfile() error {
-	if err := s.client.Flush(); err != nil {
-		return err
-	}
-	for {
-		head, err := mysqlwire.RelayPacket(s.up, s.client)
-		if err != nil {
-			return err
-		}
-		if len(head) == 0 {
-			return s.up.Flush()
-		}
-	}
-}
+func (s *session) relayPrepare() error { return relay.Prepare(s.client, s.up) }
 
 // changeUser answers COM_CHANGE_USER exactly like a first login: checked
 // against heapproxy's user list under auth: local and on the embedded

@@ -269,6 +269,9 @@ func (st *localStmt) bind(body []byte) ([]any, *mysql.MyError) {
 		if err != nil {
 			return nil, malformed(fmt.Sprintf("parameter %d: %v", i+1, err))
 		}
+		if d, ok := v.(mysqlwire.Decimal); ok {
+			v = sqlview.Decimal(d)
+		}
 		args[i], body = v, rest
 	}
 	return args, nil

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/heapproxy/heapproxy/internal/mysqlwire"
+	"github.com/heapproxy/heapproxy/internal/relay"
 	"github.com/heapproxy/heapproxy/parser"
 	"github.com/heapproxy/heapproxy/profiling"
 )
@@ -31,7 +32,7 @@ type Server struct {
 	upstreamTLS *tls.Config
 	deps        Deps
 	classifier  *parser.Classifier
-	loops       *eventLoops        // nil: sessions relay on their goroutines
+	loops       *relay.Loops       // nil: sessions relay on their goroutines
 	prof        *profiling.Service // the HeapProf service
 	maxConns    int
 
@@ -99,7 +100,12 @@ func New(cfg Config, log *zap.Logger, deps Deps) (*Server, error) {
 		if n == 0 {
 			n = runtime.NumCPU()
 		}
-		if srv.loops, err = newEventLoops(n, func(err error) { log.Error("event loop stopped", zap.Error(err)) }); err != nil {
+		srv.loops, err = relay.NewLoops(n, relay.Options{
+			Closing:   srv.isClosing,
+			Forwarded: func() { srv.deps.Metrics.Statement("forwarded") },
+			LogError:  func(err error) { log.Error("event loop stopped", zap.Error(err)) },
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -201,7 +207,7 @@ func (s *Server) refuse(c net.Conn) {
 		zap.Int("max_connections", s.maxConns))
 	s.deps.Metrics.Error("max_connections")
 	c.SetWriteDeadline(time.Now().Add(s.cfg.Timeouts.Handshake))
-	pc := mysqlwire.NewConn(fastConn(c))
+	pc := mysqlwire.NewConn(relay.FastConn(c))
 	if pc.WritePacket(mysqlwire.ErrPacket(&mysql.MyError{Code: mysql.ER_CON_COUNT_ERROR, State: "08004",
 		Message: fmt.Sprintf("Too many connections: heapproxy serves at most %d (max_connections)", s.maxConns)})) == nil {
 		pc.Flush()
@@ -233,9 +239,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, sess := range live {
 		sess.interruptIfIdle()
 	}
-	s.loops.close()
+	s.loops.Close()
 	done := make(chan struct{})
-	go func() { s.wg.Wait(); s.loops.stop(); close(done) }()
+	go func() { s.wg.Wait(); s.loops.Stop(); close(done) }()
 	select {
 	case <-done:
 		s.cancel(errShutdown)
@@ -245,7 +251,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		// The grace is over: stop what runs (dumps, SQL) and close.
 		s.cancel(errShutdown)
 		s.prof.Close()
-		s.loops.stop() // sessions in a loop come back and end
+		s.loops.Stop() // sessions in a loop come back and end
 		s.mu.Lock()
 		for sess := range s.sessions {
 			sess.closeConns()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/heapproxy/heapproxy/heapprof/sqlview"
 	"github.com/heapproxy/heapproxy/internal/mysqlwire"
+	"github.com/heapproxy/heapproxy/internal/relay"
 )
 
 // maxHandshakePacket bounds what a client may send before it is logged in.
@@ -62,7 +63,7 @@ func newSession(s *Server, c net.Conn, id uint32) *session {
 		srv:    s,
 		id:     id,
 		log:    s.log.With(zap.Uint32("conn", id), zap.String("client", c.RemoteAddr().String())),
-		client: mysqlwire.NewConn(fastConn(c)),
+		client: mysqlwire.NewConn(relay.FastConn(c)),
 		status: mysql.SERVER_STATUS_AUTOCOMMIT,
 	}
 }
@@ -166,10 +167,10 @@ func (s *session) closeConns() {
 	// Shut the sockets down before closing: an event loop relaying for the
 	// session holds descriptors of its own, and sees the end this way.
 	if s.up != nil {
-		shutdownConn(s.up.NetConn())
+		relay.ShutdownConn(s.up.NetConn())
 		s.up.NetConn().Close()
 	}
-	shutdownConn(s.client.NetConn())
+	relay.ShutdownConn(s.client.NetConn())
 	s.client.NetConn().Close()
 }
 

@@ -12,8 +12,6 @@ import (
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
-
-	"github.com/heapproxy/heapproxy/heapprof/sqlview"
 )
 
 var errShort = errors.New("value cut short")
@@ -70,10 +68,14 @@ func DecodeParam(typ byte, unsigned bool, b []byte) (any, []byte, error) {
 	}
 	v, rest := string(b[k:k+int(size)]), b[k+int(size):]
 	if typ == mysql.MYSQL_TYPE_DECIMAL || typ == mysql.MYSQL_TYPE_NEWDECIMAL {
-		return sqlview.Decimal(v), rest, nil
+		return Decimal(v), rest, nil
 	}
 	return v, rest, nil
 }
+
+// Decimal is a DECIMAL parameter's text, told apart from a string so the
+// engine binds it as a number.
+type Decimal string
 
 // intSize is the width of an integer type in the binary protocol, 0 for
 // other types.

@@ -1,4 +1,4 @@
-package server
+package relay
 
 import (
 	"io"
@@ -24,9 +24,9 @@ type rawIOConn struct {
 	rc syscall.RawConn
 }
 
-// fastConn returns c with raw reads and writes when it is a TCP
+// FastConn returns c with raw reads and writes when it is a TCP
 // connection, else c itself.
-func fastConn(c net.Conn) net.Conn {
+func FastConn(c net.Conn) net.Conn {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
 		return c
@@ -110,17 +110,17 @@ func (c *rawIOConn) opError(op string, err error) error {
 	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }
 
-// shutdownConn shuts a raw connection's socket down in both directions,
+// ShutdownConn shuts a raw connection's socket down in both directions,
 // which reaches every descriptor of it (an event loop holds a duplicate).
-func shutdownConn(c net.Conn) {
+func ShutdownConn(c net.Conn) {
 	if rc, ok := c.(*rawIOConn); ok {
 		rc.CloseRead()
 		rc.CloseWrite()
 	}
 }
 
-// isRawConn tells a plain TCP connection with raw I/O (not TLS) apart.
-func isRawConn(c net.Conn) bool {
+// IsRawConn tells a plain TCP connection with raw I/O (not TLS) apart.
+func IsRawConn(c net.Conn) bool {
 	_, ok := c.(*rawIOConn)
 	return ok
 }

@@ -1,4 +1,4 @@
-package server
+package relay
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 )
 
 // tcpPair returns both ends of a loopback TCP connection, the first one
-// wrapped by fastConn.
+// wrapped by FastConn.
 func tcpPair(t *testing.T) (net.Conn, net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -37,9 +37,9 @@ func tcpPair(t *testing.T) (net.Conn, net.Conn) {
 		t.Fatal("accept failed")
 	}
 	t.Cleanup(func() { c.Close(); peer.Close() })
-	fc := fastConn(c)
+	fc := FastConn(c)
 	if _, ok := fc.(*rawIOConn); !ok {
-		t.Fatalf("fastConn(%T) = %T, want *rawIOConn", c, fc)
+		t.Fatalf("FastConn(%T) = %T, want *rawIOConn", c, fc)
 	}
 	return fc, peer
 }

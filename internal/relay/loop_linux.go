@@ -1,4 +1,4 @@
-package server
+package relay
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 )
 
-// eventLoops relay the forwarded statements of plain-TCP sessions the way
+// Loops relay the forwarded statements of plain-TCP sessions the way
 // HAProxy does: one thread per loop waits on epoll for all its sessions'
 // sockets and moves each response from the upstream to the client as it
 // arrives, parsing only packet headers to know where a response ends.
@@ -31,8 +31,8 @@ import (
 // (COM_QUERY that the parser does not intercept, COM_STMT_EXECUTE). Any
 // other command, TLS, an idle timeout, or an error sends it back to its
 // goroutine with the bytes read so far (handback), and the goroutine's
-// code, which handles every command, takes over.
-type eventLoops struct {
+// code, which handles every command, takes over (Handback).
+type Loops struct {
 	loops []*eventLoop
 	mu    sync.Mutex
 	next  int
@@ -40,7 +40,7 @@ type eventLoops struct {
 
 type eventLoop struct {
 	epfd, wakefd int
-	logErr       func(error)
+	opt          Options
 
 	mu      sync.Mutex
 	inbox   []*loopSession
@@ -56,17 +56,17 @@ type eventLoop struct {
 // streams them.
 const loopCommandLimit = 64 << 10
 
-// newEventLoops starts n loops; n <= 0 starts none (every session stays
-// on its goroutine).
-func newEventLoops(n int, logErr func(error)) (*eventLoops, error) {
+// NewLoops starts n loops; n <= 0 starts none (every session stays on its
+// goroutine), and the nil *Loops relays nothing.
+func NewLoops(n int, opt Options) (*Loops, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	ls := &eventLoops{}
+	ls := &Loops{}
 	for range n {
-		l, err := newEventLoop(logErr)
+		l, err := newEventLoop(opt)
 		if err != nil {
-			ls.stop()
+			ls.Stop()
 			return nil, err
 		}
 		ls.loops = append(ls.loops, l)
@@ -75,7 +75,7 @@ func newEventLoops(n int, logErr func(error)) (*eventLoops, error) {
 	return ls, nil
 }
 
-func newEventLoop(logErr func(error)) (*eventLoop, error) {
+func newEventLoop(opt Options) (*eventLoop, error) {
 	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("epoll_create1: %w", err)
@@ -92,20 +92,20 @@ func newEventLoop(logErr func(error)) (*eventLoop, error) {
 		syscall.Close(wakefd)
 		return nil, fmt.Errorf("epoll_ctl eventfd: %w", err)
 	}
-	return &eventLoop{epfd: epfd, wakefd: wakefd, logErr: logErr,
+	return &eventLoop{epfd: epfd, wakefd: wakefd, opt: opt,
 		sides: map[int32]*loopSide{}, buf: make([]byte, 64<<10)}, nil
 }
 
-// close asks every loop to hand its idle sessions back and to stop taking
+// Close asks every loop to hand its idle sessions back and to stop taking
 // new ones; busy sessions come back when their statement is done.
-func (ls *eventLoops) close() { ls.tell(func(l *eventLoop) { l.closing = true }) }
+func (ls *Loops) Close() { ls.tell(func(l *eventLoop) { l.closing = true }) }
 
-// stop hands every session back, busy ones with an error, and ends the
+// Stop hands every session back, busy ones with an error, and ends the
 // loops once they have none.
-func (ls *eventLoops) stop() { ls.tell(func(l *eventLoop) { l.stopped = true }) }
+func (ls *Loops) Stop() { ls.tell(func(l *eventLoop) { l.stopped = true }) }
 
 // tell changes every loop's state and wakes it to act on it.
-func (ls *eventLoops) tell(change func(*eventLoop)) {
+func (ls *Loops) tell(change func(*eventLoop)) {
 	if ls == nil {
 		return
 	}
@@ -119,15 +119,15 @@ func (ls *eventLoops) tell(change func(*eventLoop)) {
 
 // loopSession is a session while a loop relays for it.
 type loopSession struct {
-	s      *session
+	s      Session
 	client loopSide
 	up     loopSide
 	cmd    []byte // client bytes not yet forwarded (a partial command, or a pipelined one)
 	busy   bool   // a forwarded command's response is under way
 	resp   mysqlwire.ResponseParser
-	done   chan handback
+	done   chan Handback
 	back   bool // handing back: waiting for pending writes, then leaving
-	hb     handback
+	hb     Handback
 }
 
 // loopSide is one socket of a loop session, under a duplicate descriptor
@@ -141,32 +141,30 @@ type loopSide struct {
 
 func (side *loopSide) isClient() bool { return side == &side.ls.client }
 
-// relay hands the session to a loop and waits until the loop hands it back.
-// ok is false when the session cannot go to a loop (the caller serves the
-// command itself).
-func (ls *eventLoops) relay(s *session) (hb handback, ok bool) {
+// Relay hands the session to a loop and waits until the loop hands it
+// back. ok is false when the session cannot go to a loop (the caller
+// serves the command itself).
+func (ls *Loops) Relay(s Session) (hb Handback, ok bool) {
 	if ls == nil {
 		return hb, false
 	}
-	cfd, err := dupFD(s.client.NetConn())
+	client, up := s.Client(), s.Upstream()
+	cfd, err := dupFD(client.NetConn())
 	if err != nil {
 		return hb, false
 	}
-	ufd, err := dupFD(s.up.NetConn())
+	ufd, err := dupFD(up.NetConn())
 	if err != nil {
 		syscall.Close(cfd)
 		return hb, false
 	}
-	lsess := &loopSession{s: s, done: make(chan handback, 1), cmd: s.client.TakeBuffered()}
+	lsess := &loopSession{s: s, done: make(chan Handback, 1), cmd: client.TakeBuffered()}
 	lsess.client = loopSide{ls: lsess, fd: cfd}
 	lsess.up = loopSide{ls: lsess, fd: ufd}
 	// The loop owns the sockets now. Closing the goroutine's descriptors
 	// takes them out of Go's netpoller, which would otherwise wake a
 	// thread for every packet the loop relays.
-	s.mu.Lock()
-	s.client.NetConn().Close()
-	s.up.NetConn().Close()
-	s.mu.Unlock()
+	s.Detach()
 	ls.mu.Lock()
 	l := ls.loops[ls.next%len(ls.loops)]
 	ls.next++
@@ -179,23 +177,9 @@ func (ls *eventLoops) relay(s *session) (hb handback, ok bool) {
 	// Back on the goroutine: the sockets get descriptors of Go's again.
 	c, cerr := socketConn(cfd)
 	u, uerr := socketConn(ufd)
-	s.mu.Lock()
-	for _, x := range []struct {
-		p   *mysqlwire.Conn
-		c   net.Conn
-		err error
-	}{{s.client, c, cerr}, {s.up, u, uerr}} {
-		switch {
-		case x.err != nil:
-		case s.done: // closeConns ran meanwhile: these are the last descriptors
-			x.c.Close()
-		default:
-			x.p.SetConn(x.c)
-		}
-	}
-	s.mu.Unlock()
-	if err := errors.Join(cerr, uerr); err != nil && hb.err == nil {
-		hb.err = err
+	s.Reattach(c, u)
+	if err := errors.Join(cerr, uerr); err != nil && hb.Err == nil {
+		hb.Err = err
 	}
 	return hb, true
 }
@@ -208,7 +192,7 @@ func socketConn(fd int) (net.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("back from the event loop: %w", err)
 	}
-	return fastConn(c), nil
+	return FastConn(c), nil
 }
 
 // dupFD duplicates a raw TCP connection's descriptor.
@@ -247,7 +231,7 @@ func (l *eventLoop) run() {
 			if err == syscall.EINTR {
 				continue
 			}
-			l.logErr(fmt.Errorf("event loop: epoll_wait: %w", err))
+			l.opt.LogError(fmt.Errorf("event loop: epoll_wait: %w", err))
 			return
 		}
 		for _, ev := range events[:n] {
@@ -339,7 +323,7 @@ func (l *eventLoop) step(ls *loopSession) {
 				}
 			}
 		} else {
-			if ls.s.srv.isClosing() {
+			if l.opt.Closing() {
 				l.handBack(ls)
 				return
 			}
@@ -349,7 +333,7 @@ func (l *eventLoop) step(ls *loopSession) {
 				}
 				n, err := l.read(&ls.client)
 				if err != nil {
-					ls.hb.err = err
+					ls.hb.Err = err
 					l.handBack(ls)
 					return
 				}
@@ -389,8 +373,7 @@ func (ls *loopSession) forwards(payload []byte, whole bool) bool {
 		if !whole {
 			return true
 		}
-		_, forward, _ := ls.s.route(payload[1:])
-		return forward
+		return ls.s.Forwards(payload[1:])
 	}
 	return false
 }
@@ -398,9 +381,9 @@ func (ls *loopSession) forwards(payload []byte, whole bool) bool {
 // forward sends the command at the front of ls.cmd (n bytes with its
 // header) to the upstream and starts reading its response.
 func (l *eventLoop) forward(ls *loopSession, n int) error {
-	ls.s.srv.deps.Metrics.Statement("forwarded")
+	l.opt.Forwarded()
 	ls.busy = true
-	ls.resp = mysqlwire.NewResponseParser(1, ls.s.status)
+	ls.resp = mysqlwire.NewResponseParser(1, ls.s.Status())
 	err := l.write(&ls.up, ls.cmd[:n]) // write copies what it cannot send
 	// The buffer serves the next command (pipelined bytes move to its
 	// front); one grown by a large command is not kept.
@@ -425,16 +408,16 @@ func (l *eventLoop) relayResponse(ls *loopSession, b []byte) error {
 		return nil
 	}
 	ls.busy = false
-	ls.s.status = ls.resp.Status
+	ls.s.SetStatus(ls.resp.Status)
 	if n < len(b) {
 		// The upstream sent more than the response: the goroutine reads it
 		// as it would have.
-		ls.hb.up = append([]byte(nil), b[n:]...)
+		ls.hb.Up = append([]byte(nil), b[n:]...)
 		l.handBack(ls)
 		return nil
 	}
 	if infile {
-		ls.hb.infile, ls.hb.midReply, ls.hb.seq = true, true, ls.resp.Seq()
+		ls.hb.Infile, ls.hb.MidReply, ls.hb.Seq = true, true, ls.resp.Seq()
 		l.handBack(ls)
 	}
 	return nil
@@ -504,9 +487,9 @@ func (l *eventLoop) flush(side *loopSide) error {
 
 // fail hands a session back with an error; upErr says whose.
 func (l *eventLoop) fail(ls *loopSession, err error, upErr bool) {
-	ls.hb.err, ls.hb.upErr = err, upErr
+	ls.hb.Err, ls.hb.UpErr = err, upErr
 	if ls.busy {
-		ls.hb.midReply, ls.hb.seq = true, ls.resp.Seq()
+		ls.hb.MidReply, ls.hb.Seq = true, ls.resp.Seq()
 	}
 	ls.client.pending, ls.up.pending = nil, nil // the session ends: unsent bytes go nowhere
 	l.handBack(ls)
@@ -519,7 +502,7 @@ func (l *eventLoop) handBack(ls *loopSession) {
 		return
 	}
 	ls.back = true
-	ls.hb.client = ls.cmd
+	ls.hb.Client = ls.cmd
 	if len(ls.client.pending) == 0 && len(ls.up.pending) == 0 {
 		l.leave(ls)
 	}
