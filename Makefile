@@ -2,16 +2,20 @@
 GO       ?= go
 BIN      := bin
 LISTEN   ?= 127.0.0.1:9030
+# More server flags for make run, e.g. make run ARGS="--http 127.0.0.1:9040 --config heapproxy.yaml".
+ARGS     ?=
 
 .PHONY: all build run test vet bench bench-proxy bench-heapprof jenode clean
 
 all: build
 
+# -buildvcs=auto: `heapproxy version` names the revision even where GOFLAGS
+# turns VCS stamping off.
 build:
-	$(GO) build -o $(BIN)/heapproxy ./cmd/heapproxy
+	$(GO) build -buildvcs=auto -o $(BIN)/heapproxy ./cmd/heapproxy
 
 run: build
-	./$(BIN)/heapproxy --listen $(LISTEN)
+	./$(BIN)/heapproxy --listen $(LISTEN) $(ARGS)
 
 # The jemalloc test node the backend tests start (they build it themselves too).
 jenode:

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"reflect"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -142,16 +146,20 @@ func defaultFileConfig() fileConfig {
 	}
 }
 
+// loadConfig reads the YAML file at path over cfg. Its errors speak YAML:
+// the key, its line, what it wants (explainYAML).
 func loadConfig(path string, cfg *fileConfig) error {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("open config: %w", err)
+		return fmt.Errorf("config: %w", err)
 	}
-	defer f.Close()
-	dec := yaml.NewDecoder(f)
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
+		if errors.Is(err, io.EOF) {
+			return nil // empty, or only comments: the defaults
+		}
+		return fmt.Errorf("config %s: %w", path, explainYAML(data, reflect.TypeFor[fileConfig](), err))
 	}
 	return nil
 }

@@ -24,30 +24,24 @@ import (
 )
 
 func main() {
-	var err error
-	if len(os.Args) > 1 && renderers[os.Args[1]] != nil {
-		err = render(os.Args[1], os.Args[2:], os.Stdout)
-	} else {
-		err = run(os.Args[1:])
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "heapproxy:", err)
-		os.Exit(1)
-	}
+	os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 func run(args []string) error {
-	fs := flag.NewFlagSet("heapproxy", flag.ContinueOnError)
-	configFile := fs.String("config", "", "YAML configuration file (flags override it)")
-	listen := fs.String("listen", "", "MySQL-protocol listen address (default 127.0.0.1:9030)")
-	upstream := fs.String("upstream", "", "upstream database HOST:PORT; empty runs the embedded default")
-	dataDir := fs.String("data-dir", "", "directory of the snapshot store (default heapproxy-data)")
-	httpAddr := fs.String("http", "", "HTTP address of the snapshot view, /metrics and /healthz (e.g. 127.0.0.1:9040)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	eventLoops := fs.Int("event-loops", 0, "threads relaying forwarded statements (0: one per CPU; -1: none, each session's goroutine relays)")
-	if err := fs.Parse(args); err != nil {
+	fs, f := newServerFlags()
+	pos, err := parseArgs(fs, args, printUsage, os.Stdout)
+	if err != nil {
 		return err
 	}
+	if len(pos) > 0 {
+		return &usageError{fmt.Sprintf("unexpected argument %q: the server takes flags only; a command comes first (heapproxy COMMAND ...)", pos[0]), printUsage}
+	}
+	if *f.version {
+		fmt.Print(versionText())
+		return nil
+	}
+	configFile, listen, upstream, dataDir, httpAddr, logLevel, eventLoops :=
+		f.configFile, f.listen, f.upstream, f.dataDir, f.httpAddr, f.logLevel, f.eventLoops
 	cfg := defaultFileConfig()
 	if *configFile != "" {
 		if err := loadConfig(*configFile, &cfg); err != nil {
@@ -260,5 +254,7 @@ func newLogger(level string) (*zap.Logger, error) {
 	c.Sampling = nil
 	c.EncoderConfig.TimeKey = "ts"
 	c.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
+	// "every":"2s", not 2 (seconds as a float).
+	c.EncoderConfig.EncodeDuration = zapcore.StringDurationEncoder
 	return c.Build()
 }

@@ -124,7 +124,7 @@ func TestEmbeddedDefaultDumpDOT(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct{ yaml, want string }{
-		{"listen: 127.0.0.1:0\nlisten_addr: x\n", "field listen_addr not found"},
+		{"listen: 127.0.0.1:0\nlisten_addr: x\n", `unknown key "listen_addr" at line 2`},
 		{"nodes:\n  - {id: 5, kind: mysql, host: h, http_port: 1}\n", "unknown node kind"},
 		{"nodes:\n  - {id: 1, kind: tikv, host: h, http_port: 1}\n", "id 1 is used twice"},
 		{"users:\n  - {name: a, password_hash: nothex}\n", "password_hash must be"},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/google/pprof/profile"
 
@@ -15,41 +16,114 @@ import (
 	"github.com/heapproxy/heapproxy/heapprof/symbolize"
 )
 
-// renderers are the jeprof-like subcommands: heapproxy dot|text|folded|flamegraph|proto BINARY PROFILE.
-var renderers = map[string]func(io.Writer, *profile.Profile, heapprof.Options) error{
-	"dot":        heapprof.WriteDOT,
-	"text":       heapprof.WriteText,
-	"folded":     heapprof.WriteFolded,
-	"flamegraph": heapprof.WriteFlameGraph,
-	"proto":      func(w io.Writer, p *profile.Profile, _ heapprof.Options) error { return heapprof.WriteProto(w, p) },
+// renderer is one of the jeprof-like subcommands: heapproxy NAME [flags] BINARY PROFILE.
+type renderer struct {
+	name, summary string
+	write         func(io.Writer, *profile.Profile, heapprof.Options) error
+	// base: --base and --inuse_objects (every renderer but proto).
+	base bool
+	// graph: DOT's --nodecount, --nodefraction, --edgefraction and
+	// --maxdegree; graphIgnored accepts them with no effect, as jeprof
+	// --text does.
+	graph, graphIgnored bool
+}
+
+var renderers = []renderer{
+	{name: "dot", summary: "jeprof --dot: the profile as a Graphviz DOT graph", write: heapprof.WriteDOT, base: true, graph: true},
+	{name: "text", summary: "jeprof --text: one line per function", write: heapprof.WriteText, base: true, graphIgnored: true},
+	{name: "folded", summary: "folded stacks, one line each (flamegraph.pl, speedscope)", write: heapprof.WriteFolded, base: true},
+	{name: "flamegraph", summary: "a flame graph (SVG)", write: heapprof.WriteFlameGraph, base: true},
+	{name: "proto", summary: "the symbolized profile as pprof protobuf (.pb.gz, for go tool pprof)",
+		write: func(w io.Writer, p *profile.Profile, _ heapprof.Options) error { return heapprof.WriteProto(w, p) }},
+}
+
+func findRenderer(name string) *renderer {
+	for i := range renderers {
+		if renderers[i].name == name {
+			return &renderers[i]
+		}
+	}
+	return nil
+}
+
+// renderFlags are one renderer's flags, read by render.
+type renderFlags struct {
+	base                       *string
+	nodeCount, maxDegree       *int
+	nodeFraction, edgeFraction *float64
+	objects                    *bool
+	symbolPath                 stringList
+}
+
+// newRenderFlags defines r's flags, and only r's.
+func newRenderFlags(r *renderer) (*flag.FlagSet, *renderFlags) {
+	fs := flag.NewFlagSet("heapproxy "+r.name, flag.ContinueOnError)
+	def := heapprof.DefaultOptions()
+	o := &renderFlags{base: new(string), nodeCount: &def.NodeCount, maxDegree: &def.MaxDegree,
+		nodeFraction: &def.NodeFraction, edgeFraction: &def.EdgeFraction, objects: new(bool)}
+	if r.base {
+		fs.StringVar(o.base, "base", "", "subtract this `PROFILE` first (jeprof --base)")
+		fs.BoolVar(o.objects, "inuse_objects", false, "count objects instead of bytes")
+	}
+	if r.graph || r.graphIgnored {
+		why := ""
+		if r.graphIgnored {
+			why = " (accepted for jeprof command lines; " + r.name + " prints every function)"
+		}
+		fs.IntVar(o.nodeCount, "nodecount", def.NodeCount, "show at most `N` nodes"+why)
+		fs.Float64Var(o.nodeFraction, "nodefraction", def.NodeFraction, "hide nodes below this `FRACTION` of the total"+why)
+		fs.Float64Var(o.edgeFraction, "edgefraction", def.EdgeFraction, "hide edges below this `FRACTION` of the total"+why)
+		fs.IntVar(o.maxDegree, "maxdegree", def.MaxDegree, "at most `N` edges into or out of a node"+why)
+	}
+	fs.Var(&o.symbolPath, "symbol-path", "`DIR` searched for binaries and .build-id debug files (repeatable)")
+	return fs, o
+}
+
+// usage prints r's usage and its flags only.
+func (r *renderer) usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: heapproxy %s [flags] BINARY PROFILE\n\n%s, printed to stdout.\n"+
+		"BINARY is the program that wrote PROFILE (a jemalloc heap dump or a pprof profile);\n"+
+		"flags may come before or after BINARY and PROFILE.\n\nflags:\n", r.name, r.summary)
+	printFlags(w, fs)
+	fmt.Fprint(w, "  -h, --help\n        this text\n")
 }
 
 // render runs one renderer subcommand, printing to stdout like jeprof.
 func render(name string, args []string, stdout io.Writer) error {
-	write := renderers[name]
-	fs := flag.NewFlagSet("heapproxy "+name, flag.ContinueOnError)
-	def := heapprof.DefaultOptions()
-	base := fs.String("base", "", "subtract this profile first (jeprof --base)")
-	nodeCount := fs.Int("nodecount", def.NodeCount, "show at most so many nodes")
-	nodeFraction := fs.Float64("nodefraction", def.NodeFraction, "hide nodes below this fraction of the total")
-	edgeFraction := fs.Float64("edgefraction", def.EdgeFraction, "hide edges below this fraction of the total")
-	maxDegree := fs.Int("maxdegree", def.MaxDegree, "at most so many edges into or out of a node")
-	objects := fs.Bool("inuse_objects", false, "count objects instead of bytes")
-	var symbolPath stringList
-	fs.Var(&symbolPath, "symbol-path", "directory searched for binaries and .build-id debug files (repeatable)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: heapproxy %s [flags] BINARY PROFILE\n", name)
-		fs.PrintDefaults()
+	r := findRenderer(name)
+	fs, o := newRenderFlags(r)
+	usage := func(w io.Writer) { r.usage(w, fs) }
+	pos, err := parseArgs(fs, args, usage, stdout)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		// A flag of another renderer: say whose.
+		if flagName, ok := strings.CutPrefix(ue.msg, "unknown flag --"); ok {
+			var has []string
+			for i := range renderers {
+				if ofs, _ := newRenderFlags(&renderers[i]); ofs.Lookup(flagName) != nil {
+					has = append(has, renderers[i].name)
+				}
+			}
+			if len(has) > 0 {
+				ue.msg = fmt.Sprintf("%s has no --%s (a flag of %s)", name, flagName, strings.Join(has, " and "))
+			}
+		}
 	}
-	if err := fs.Parse(args); err != nil {
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 2 {
-		fs.Usage()
-		return errors.New("want BINARY and PROFILE")
+	switch len(pos) {
+	case 2:
+	case 0:
+		return &usageError{name + ": missing BINARY and PROFILE", usage}
+	case 1:
+		return &usageError{fmt.Sprintf("%s: missing PROFILE after BINARY %q", name, pos[0]), usage}
+	default:
+		return &usageError{fmt.Sprintf("%s: want BINARY and PROFILE, got %d arguments (%s); flags start with -",
+			name, len(pos), strings.Join(pos, " ")), usage}
 	}
-	binary, file := fs.Arg(0), fs.Arg(1)
-	sym := &symbolize.Local{Binary: binary, SearchPath: symbolPath, Cache: symbolize.NewCache()}
+	binary, file := pos[0], pos[1]
+	sym := &symbolize.Local{Binary: binary, SearchPath: o.symbolPath, Cache: symbolize.NewCache()}
 	ctx := context.Background()
 	// Reading the program's symbol tables does not need the profile.
 	go sym.Preload()
@@ -57,18 +131,18 @@ func render(name string, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opt := heapprof.Options{Program: binary, NodeCount: *nodeCount, NodeFraction: *nodeFraction,
-		EdgeFraction: *edgeFraction, MaxDegree: *maxDegree}
-	if *objects {
+	opt := heapprof.Options{Program: binary, NodeCount: *o.nodeCount, NodeFraction: *o.nodeFraction,
+		EdgeFraction: *o.edgeFraction, MaxDegree: *o.maxDegree}
+	if *o.objects {
 		opt.SampleType = "inuse_objects"
 	}
-	if *base != "" {
-		if opt.Base, err = loadProfile(ctx, *base, sym); err != nil {
+	if *o.base != "" {
+		if opt.Base, err = loadProfile(ctx, *o.base, sym); err != nil {
 			return err
 		}
 	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
-	if err := write(w, p, opt); err != nil {
+	if err := r.write(w, p, opt); err != nil {
 		return fmt.Errorf("%s %s: %w", name, file, err)
 	}
 	return w.Flush()
