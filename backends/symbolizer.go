@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -98,11 +99,13 @@ func (r *Registry) RemoteSymbolizer(node Node) (*RemoteSymbolizer, error) {
 // Symbolize fills Location.Line of every location that has none with the
 // names the node gives its address (one frame, or TiKV's inlined frames;
 // the protocol has no file:line). Addresses the node cannot name stay
-// unsymbolized. What the node may add is bounded: the whole call by
-// Options.SymbolTimeout, each answer by MaxSymbolAnswerBytes, each name by
-// MaxSymbolNameBytes (cut), all names by MaxSymbolBytes (then the call
-// fails, ErrTooLarge, and the profile is left as it was); lines for
-// addresses not asked for are ignored.
+// unsymbolized. When a batch fails (the node's error, e.g. StarRocks
+// main's 404 "Symbol resolution is not available"), the names of the
+// batches before it are kept and the error is returned. What the node may
+// add is bounded: the whole call by Options.SymbolTimeout, each answer by
+// MaxSymbolAnswerBytes, each name by MaxSymbolNameBytes (cut), all names
+// by MaxSymbolBytes (then the call fails, ErrTooLarge, and the profile is
+// left as it was); lines for addresses not asked for are ignored.
 func (s *RemoteSymbolizer) Symbolize(ctx context.Context, p *profile.Profile) error {
 	ctx, cancel := context.WithTimeout(ctx, s.limits.timeout)
 	defer cancel()
@@ -116,10 +119,16 @@ func (s *RemoteSymbolizer) Symbolize(ctx context.Context, p *profile.Profile) er
 	}
 	names := make(map[uint64][]string, len(addrs))
 	budget := &symbolBudget{want: seen, nameBytes: s.limits.nameBytes, left: s.limits.totalBytes, limit: s.limits.totalBytes}
+	var failed error
 	for start := 0; start < len(addrs); start += symbolBatch {
 		batch := addrs[start:min(start+symbolBatch, len(addrs))]
 		if err := s.lookup(ctx, batch, budget, names); err != nil {
-			return err
+			if errors.Is(err, ErrTooLarge) {
+				return err
+			}
+			// The batches answered before keep their names.
+			failed = err
+			break
 		}
 	}
 	funcs := map[string]*profile.Function{}
@@ -143,7 +152,7 @@ func (s *RemoteSymbolizer) Symbolize(ctx context.Context, p *profile.Profile) er
 			loc.Line = append(loc.Line, profile.Line{Function: f})
 		}
 	}
-	return nil
+	return failed
 }
 
 // lookup asks the node for one batch. POST is the protocol; Go 1.22+

@@ -211,6 +211,18 @@ func classify(sql string, parse func(string) (*Statement, error)) (*Statement, e
 	return stmtForward, nil
 }
 
+// IsShowWarnings tells SHOW WARNINGS and SHOW ERRORS (with an optional
+// LIMIT) from other statements by their keywords alone, so a session can
+// answer them with warnings of its own in front of an upstream.
+func IsShowWarnings(sql string) bool {
+	l := lexer{src: sql}
+	if t := l.next(); t.kind != tokWord || !keyword(t.text, "SHOW") {
+		return false
+	}
+	t := l.next()
+	return t.kind == tokWord && (keyword(t.text, "WARNINGS") || keyword(t.text, "ERRORS"))
+}
+
 // classifyKill reads KILL [CONNECTION | QUERY] <id>; other forms (MariaDB's
 // KILL USER, KILL QUERY ID, HARD/SOFT) are forwarded.
 func classifyKill(l *lexer) *Statement {

@@ -48,6 +48,19 @@ type Options struct {
 	// Symbols caches opened binaries across dumps; nil makes one.
 	Symbols    *symbolize.Cache
 	SymbolPath []string
+	// SymbolServers are debuginfod servers (symbol_servers), asked by
+	// build-id for the debug files of stripped programs and libraries;
+	// see symbolchain.go for the order symbolizers are tried in.
+	SymbolServers []string
+	// SymbolCacheDir keeps the files they send (symbol_cache.dir); ""
+	// means <the user's cache directory>/heapproxy/debuginfod.
+	SymbolCacheDir string
+	// SymbolCacheMaxBytes caps that directory (symbol_cache.max_bytes),
+	// least recently used files evicted first; 0 means 4 GiB.
+	SymbolCacheMaxBytes int64
+	// SymbolServerTimeout bounds one request to a symbol server; 0 means
+	// 2 minutes.
+	SymbolServerTimeout time.Duration
 	// IsCompute tells the ids ALL COMPUTE NODES covers; nil means none.
 	IsCompute func(id int64) bool
 	// MaxDumps bounds the dumps worked on at once (CPU work only); 0 means
@@ -69,6 +82,9 @@ type Service struct {
 	dumps    chan struct{} // one token per dump worked on (Options.MaxDumps)
 	captures singleflight.Group
 	schedule *scheduler
+	// debuginfod fetches debug files from Options.SymbolServers; nil
+	// without servers.
+	debuginfod *symbolize.Debuginfod
 
 	// ctx ends with Close: it stops shared and scheduled captures.
 	ctx    context.Context
@@ -93,6 +109,10 @@ func New(opt Options) (*Service, error) {
 		opt.Symbols = symbolize.NewCache()
 	}
 	s := &Service{opt: opt, log: opt.Log, metrics: opt.Metrics}
+	var err error
+	if s.debuginfod, err = newDebuginfod(opt); err != nil {
+		return nil, err
+	}
 	if s.metrics == nil {
 		s.metrics = noMetrics{}
 	}
@@ -183,57 +203,83 @@ func (s *Service) Status(ctx context.Context, node backends.Node) (bool, error) 
 	return s.opt.Registry.Status(ctx, node)
 }
 
-// Snapshot dumps a node and stores the snapshot; it returns its name.
-func (s *Service) Snapshot(ctx context.Context, node backends.Node) (string, error) {
+// Answer is a HeapProf answer with the warnings of the profiles behind it:
+// what the symbolizer chain could not name, and why (the server sends them
+// as the statement's warnings). A graph rendered on the node has none.
+type Answer struct {
+	Text     string
+	Warnings []string
+}
+
+// Snapshot dumps a node and stores the snapshot; the answer is its name.
+func (s *Service) Snapshot(ctx context.Context, node backends.Node) (Answer, error) {
 	c, err := s.capture(ctx, node)
 	if err != nil {
-		return "", err
+		return Answer{}, err
 	}
-	return c.snap.ID, nil
+	return Answer{Text: c.snap.ID, Warnings: Warnings(c.prof)}, nil
 }
 
 // DumpDOT dumps a node now and renders jeprof's DOT graph.
-func (s *Service) DumpDOT(ctx context.Context, node backends.Node) (string, error) {
+func (s *Service) DumpDOT(ctx context.Context, node backends.Node) (Answer, error) {
 	c, err := s.capture(ctx, node)
 	if err != nil {
-		return "", err
+		return Answer{}, err
 	}
-	return s.renderDOT(ctx, node, c, nil, "")
+	dot, err := s.renderDOT(ctx, node, c, nil, "")
+	if err != nil {
+		return Answer{}, err
+	}
+	return Answer{Text: dot, Warnings: Warnings(c.prof)}, nil
 }
 
-// StoredDOT renders a stored snapshot of node.
-func (s *Service) StoredDOT(ctx context.Context, node backends.Node, name string) (string, error) {
+// StoredDOT renders a stored snapshot of node, with the warnings recorded
+// when it was taken.
+func (s *Service) StoredDOT(ctx context.Context, node backends.Node, name string) (Answer, error) {
 	c, err := s.stored(ctx, name)
 	if err != nil {
-		return "", err
+		return Answer{}, err
 	}
 	if c.snap.NodeID != node.ID {
 		// Rendered under this node's name, another node's graph would be
 		// taken for this one's.
-		return "", fmt.Errorf("snapshot %s is of node %d, not of node %d: run ADMIN EXECUTE ON %d to render it",
+		return Answer{}, fmt.Errorf("snapshot %s is of node %d, not of node %d: run ADMIN EXECUTE ON %d to render it",
 			c.snap.ID, c.snap.NodeID, node.ID, c.snap.NodeID)
 	}
-	return s.renderDOT(ctx, node, c, nil, "")
+	dot, err := s.renderDOT(ctx, node, c, nil, "")
+	if err != nil {
+		return Answer{}, err
+	}
+	return Answer{Text: dot, Warnings: Warnings(c.prof)}, nil
 }
 
-// DiffDOT dumps a node now and renders its growth since a stored snapshot.
-func (s *Service) DiffDOT(ctx context.Context, node backends.Node, base string) (string, error) {
+// DiffDOT dumps a node now and renders its growth since a stored snapshot,
+// with the warnings of both profiles (the base's first).
+func (s *Service) DiffDOT(ctx context.Context, node backends.Node, base string) (Answer, error) {
 	b, err := s.stored(ctx, base)
 	if err != nil {
-		return "", err
+		return Answer{}, err
 	}
 	if b.snap.NodeID != node.ID {
-		return "", fmt.Errorf("snapshot %s is of node %d, not of node %d: a diff compares two snapshots of one node",
+		return Answer{}, fmt.Errorf("snapshot %s is of node %d, not of node %d: a diff compares two snapshots of one node",
 			b.snap.ID, b.snap.NodeID, node.ID)
 	}
 	if b.prof == nil {
-		return "", fmt.Errorf("snapshot %s holds a graph rendered on the node, not a profile: it cannot be a diff base", b.snap.ID)
+		return Answer{}, fmt.Errorf("snapshot %s holds a graph rendered on the node, not a profile: it cannot be a diff base", b.snap.ID)
 	}
 	c, err := s.capture(ctx, node)
 	if err != nil {
-		return "", err
+		return Answer{}, err
 	}
-	return s.renderDOT(ctx, node, c, b.prof, b.snap.ID)
+	dot, err := s.renderDOT(ctx, node, c, b.prof, b.snap.ID)
+	if err != nil {
+		return Answer{}, err
+	}
+	var w []string
+	for _, x := range Warnings(b.prof) {
+		w = append(w, "base "+b.snap.ID+": "+x)
+	}
+	return Answer{Text: dot, Warnings: append(w, Warnings(c.prof)...)}, nil
 }
 
 // Snapshots lists a node's snapshots, newest first.

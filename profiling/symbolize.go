@@ -5,40 +5,41 @@ import (
 	"fmt"
 
 	"github.com/google/pprof/profile"
+	"go.uber.org/zap"
 
 	"github.com/heapproxy/heapproxy/backends"
 	"github.com/heapproxy/heapproxy/heapprof"
-	"github.com/heapproxy/heapproxy/heapprof/symbolize"
 )
 
-// symbolized parses a dump and names its addresses: with the node's binary
-// when configured, else through its /pprof/symbol endpoint, else from the
-// mapped files on this machine. Go profiles arrive symbolized.
+// symbolized parses a dump and names its addresses through the symbolizer
+// chain (symbolchain.go): the node's binary or symbol_path, debuginfod
+// servers, the node's own symbolizer, and finally the raw address. Go
+// profiles arrive symbolized. What could not be named is recorded as
+// warnings in the profile's comments (Warnings) and logged.
 func (s *Service) symbolized(ctx context.Context, node backends.Node, raw []byte) (*profile.Profile, error) {
 	release, err := s.dumpSlot(ctx, node)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { release() }()
 	p, err := heapprof.ParseLimit(ctx, raw, s.opt.MaxDumpBytes)
+	release()
 	if err != nil {
 		return nil, fmt.Errorf("parse dump of node %d: %w", node.ID, err)
 	}
 	if p.HasFunctions() {
 		return p, nil
 	}
-	var sym heapprof.Symbolizer = &symbolize.Local{Binary: node.Binary, SearchPath: s.opt.SymbolPath, Cache: s.opt.Symbols}
-	if node.Binary == "" {
-		if remote, err := s.opt.Registry.RemoteSymbolizer(node); err == nil {
-			// The node names the addresses: a wait on the network, which
-			// holds no slot.
-			sym = remote
-			release()
-			release = func() {}
-		}
+	warnings, err := s.symbolizeChain(ctx, node, p)
+	if err != nil {
+		return nil, err
 	}
-	if err := sym.Symbolize(ctx, p); err != nil {
-		return nil, fmt.Errorf("symbolize dump of node %d: %w", node.ID, err)
+	if len(warnings) > 0 {
+		s.metrics.Error("symbolize_incomplete")
+		s.log.Warn("dump symbolized in part", zap.Int64("node", node.ID), zap.String("addr", node.Addr()),
+			zap.Strings("warnings", warnings))
+		for _, w := range warnings {
+			p.Comments = append(p.Comments, warningPrefix+w)
+		}
 	}
 	return p, nil
 }

@@ -38,7 +38,13 @@ type Deps struct {
 	// MaxDumpBytes bounds a dump after decompression (max_dump_bytes); 0
 	// means heapprof.MaxProfileBytes.
 	MaxDumpBytes int64
-	Snapshots    SnapshotStore
+	// Symbols is the symbolizer chain's configuration beyond the node's
+	// own binary: debuginfod servers and their disk cache.
+	SymbolServers       []string
+	SymbolCacheDir      string
+	SymbolCacheMaxBytes int64
+	SymbolServerTimeout time.Duration
+	Snapshots           SnapshotStore
 	// Metrics counts what happens; nil counts nothing.
 	Metrics Metrics
 	// SQL answers, on the embedded default, the statements heapproxy does
@@ -108,7 +114,7 @@ func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
 			}
 			return s.writeSnapshotList(snaps)
 		}
-		out, err := s.srv.runHeapProf(ctx, node, a.Call)
+		ans, err := s.srv.runHeapProf(ctx, node, a.Call)
 		s.logAdmin(a, node, started, err)
 		done() // the client is read again from here on
 		if e := interrupted(ctx); e != nil && err != nil && e.Code == mysql.ER_QUERY_INTERRUPTED {
@@ -122,20 +128,23 @@ func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
 			}
 			return s.sendError(adminError(err))
 		}
-		return s.writeLines(out)
+		s.warnings = ans.Warnings
+		return s.writeLines(ans.Text)
 	}
 	nodes, err := s.srv.prof.Targets(ctx, a.Target.AllBackends, a.Target.AllComputeNodes, a.Target.IDs)
 	if err != nil {
 		return s.sendError(adminError(err))
 	}
 	answers := make([]nodeAnswer, len(nodes))
+	results := make([]profiling.Answer, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			answers[i] = nodeAnswer{node: n}
-			answers[i].output, answers[i].err = s.srv.runHeapProf(ctx, n, a.Call)
+			results[i], answers[i].err = s.srv.runHeapProf(ctx, n, a.Call)
+			answers[i].output = results[i].Text
 			s.logAdmin(a, n, started, answers[i].err)
 		}()
 	}
@@ -144,10 +153,14 @@ func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
 	if e := interrupted(ctx); e != nil && e.Code == mysql.ER_QUERY_INTERRUPTED {
 		return s.sendError(e)
 	}
+	for _, r := range results {
+		s.warnings = append(s.warnings, r.Warnings...)
+	}
 	w, err := s.startResult(mysqlwire.IntColumn("node_id"), mysqlwire.TextColumn("status"), mysqlwire.TextColumn("result"))
 	if err != nil {
 		return err
 	}
+	w.Warnings = uint16(min(len(s.warnings), 65535))
 	for _, ans := range answers {
 		status, result := "OK", strings.TrimSuffix(ans.output, "\n")
 		if ans.err != nil {
@@ -188,6 +201,7 @@ func (s *session) writeLines(out string) error {
 	if err != nil {
 		return err
 	}
+	w.Warnings = uint16(min(len(s.warnings), 65535))
 	out = strings.TrimRight(out, "\n")
 	for len(out) > 0 {
 		line, rest, _ := strings.Cut(out, "\n")
@@ -210,30 +224,22 @@ func (s *session) forwardQuery(query []byte) error {
 	return s.client.Flush()
 }
 
-// runHeapProf performs one HeapProf method on one node and returns what
-// StarRocks' System.print would print.
-func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call parser.Call) (out string, err error) {
+// runHeapProf performs one HeapProf method on one node: what StarRocks'
+// System.print would print, with the warnings of the profiles behind it.
+func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call parser.Call) (ans profiling.Answer, err error) {
 	// A fan-out runs this on goroutines of its own, outside the session's
 	// recover: a bug on one node's profile becomes that node's error.
 	defer srv.prof.RecoverAsError(node, &err)
 	p := srv.prof
+	text := func(s string, err error) (profiling.Answer, error) { return profiling.Answer{Text: s}, err }
 	switch call.Method {
 	case parser.MethodEnableProf:
-		if err := p.Enable(ctx, node); err != nil {
-			return "", err
-		}
-		return heapProfOK, nil
+		return text(heapProfOK, p.Enable(ctx, node))
 	case parser.MethodDisableProf:
-		if err := p.Disable(ctx, node); err != nil {
-			return "", err
-		}
-		return heapProfOK, nil
+		return text(heapProfOK, p.Disable(ctx, node))
 	case parser.MethodHasEnable:
 		on, err := p.Status(ctx, node)
-		if err != nil {
-			return "", err
-		}
-		return strconv.FormatBool(on), nil
+		return text(strconv.FormatBool(on), err)
 	case parser.MethodSnapshot:
 		return p.Snapshot(ctx, node)
 	case parser.MethodToDotFormat:
@@ -246,23 +252,23 @@ func (srv *Server) runHeapProf(ctx context.Context, node backends.Node, call par
 	case parser.MethodDiffDotSnapshot:
 		return p.DiffDOT(ctx, node, call.Args[0].Str)
 	case parser.MethodListSnapshots:
-		return srv.listSnapshots(ctx, node)
+		return text(srv.listSnapshots(ctx, node))
 	case parser.MethodScheduleSnapshots:
 		every, err := time.ParseDuration(call.Args[0].Str)
 		if err != nil || every < profiling.MinScheduleEvery || every > profiling.MaxScheduleEvery {
-			return "", fmt.Errorf("schedule_snapshots: interval %q must be a duration from 1s to 24h, e.g. \"30s\" or \"5m\"", call.Args[0].Str)
+			return text("", fmt.Errorf("schedule_snapshots: interval %q must be a duration from 1s to 24h, e.g. \"30s\" or \"5m\"", call.Args[0].Str))
 		}
 		if err := p.Schedule(node.ID, every); err != nil {
-			return "", err
+			return text("", err)
 		}
-		return fmt.Sprintf("snapshots of node %d every %s", node.ID, every), nil
+		return text(fmt.Sprintf("snapshots of node %d every %s", node.ID, every), nil)
 	case parser.MethodUnscheduleSnapshots:
 		if !p.Unschedule(node.ID) {
-			return "", fmt.Errorf("node %d has no scheduled snapshots", node.ID)
+			return text("", fmt.Errorf("node %d has no scheduled snapshots", node.ID))
 		}
-		return fmt.Sprintf("snapshots of node %d stopped", node.ID), nil
+		return text(fmt.Sprintf("snapshots of node %d stopped", node.ID), nil)
 	}
-	return "", fmt.Errorf("HeapProf method %s is not implemented", call.Method)
+	return text("", fmt.Errorf("HeapProf method %s is not implemented", call.Method))
 }
 
 // writeSnapshotList answers list_snapshots() on one node: name, taken_at

@@ -34,3 +34,31 @@ func TestEmptyDiffAndSnapshotList(t *testing.T) {
 		t.Fatalf("Graphviz refuses the empty diff: %v\n%s", err, out)
 	}
 }
+
+// What the symbolizer chain could not name reaches the client as the
+// statement's warnings: the graph is still answered, SHOW WARNINGS right
+// after lists why, and the next statement clears them.
+func TestSymbolizerWarnings(t *testing.T) {
+	host, port := startJenode(t)
+	deps := testDeps(t, backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: "/nonexistent/jenode"})
+	srv := startProxyDeps(t, Config{}, deps)
+	h, p := hostPort(srv)
+	out, err := cli(t, h, p, "root", "", "-N", "-r", "--show-warnings", "-e",
+		adminSQL("10001", "enable_prof()")+"; "+adminSQL("10001", "dump_dot_snapshot()")+"; SHOW WARNINGS; SELECT 1; SHOW WARNINGS")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "digraph \"") || !strings.Contains(out, "/nonexistent/jenode") {
+		t.Fatalf("want the graph and a warning naming the missing binary:\n%s", out)
+	}
+	// --show-warnings prints the statement's warnings; SHOW WARNINGS lists them again.
+	for _, want := range []string{"Warning (Code 1105): node 10001: ", "Warning\t1105\tnode 10001: ", "shown as hex"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	tail := out[strings.LastIndex(out, "1\n"):]
+	if strings.Contains(tail, "Warning") {
+		t.Errorf("warnings outlived the next statement:\n%s", out)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 	"github.com/heapproxy/heapproxy/internal/relay"
+	"github.com/heapproxy/heapproxy/parser"
 )
 
 // command is the first physical packet of a client command; more tells that
@@ -124,6 +125,14 @@ func (s *session) dispatch(cmd command) error {
 			s.up.Flush()
 		}
 		return errSessionOver
+	}
+	if s.warnings != nil {
+		// heapproxy's own warnings last for one statement, like MySQL's;
+		// SHOW WARNINGS right after reads them, in either mode.
+		if code == mysql.COM_QUERY && !cmd.more && parser.IsShowWarnings(string(cmd.data[1:])) {
+			return s.showOwnWarnings()
+		}
+		s.warnings = nil
 	}
 	if code == mysql.COM_QUERY && !cmd.more {
 		if handled, err := s.intercept(cmd.data[1:]); handled || err != nil {

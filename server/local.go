@@ -136,6 +136,16 @@ func (s *session) answerEmbedded(cmd command) error {
 	return s.sendError(noUpstream())
 }
 
+// showOwnWarnings answers SHOW WARNINGS with the last statement's
+// warnings heapproxy raised itself, as MySQL lays them out.
+func (s *session) showOwnWarnings() error {
+	rows := make([][]mysqlwire.Value, len(s.warnings))
+	for i, w := range s.warnings {
+		rows[i] = []mysqlwire.Value{mysqlwire.Str("Warning"), mysqlwire.IntValue(mysql.ER_UNKNOWN_ERROR), mysqlwire.Str(w)}
+	}
+	return s.writeResult([]mysqlwire.Column{mysqlwire.TextColumn("Level"), mysqlwire.IntColumn("Code"), mysqlwire.TextColumn("Message")}, rows)
+}
+
 // mayReadProfiles refuses the heapprof schema to users not in
 // profile_users, as MySQL refuses a database without grants: the
 // snapshots are profile data like ADMIN EXECUTE's answers.
@@ -202,7 +212,7 @@ func (s *session) answerLocal(stmt *parser.Statement, query []byte) error {
 	case parser.LocalSelect:
 		return s.localSelect(stmt.Select)
 	case parser.ShowWarnings:
-		return s.writeResult([]mysqlwire.Column{mysqlwire.TextColumn("Level"), mysqlwire.IntColumn("Code"), mysqlwire.TextColumn("Message")}, nil)
+		return s.showOwnWarnings()
 	case parser.ShowDatabases:
 		var rows [][]mysqlwire.Value
 		for _, db := range []string{"information_schema"} {

@@ -41,6 +41,9 @@ type session struct {
 	status  uint16                     // last server status flags the client saw
 	vars    map[string]mysqlwire.Value // SET values on the embedded default
 	sql     *sqlview.Session           // state in the heapprof SQL engine, made on first use
+	// warnings are the last HeapProf statement's (what could not be
+	// symbolized, and why), for SHOW WARNINGS until the next statement.
+	warnings []string
 	// errSent is set by sendError: a multi-statement query on the embedded
 	// default stops at the first statement that failed.
 	errSent bool

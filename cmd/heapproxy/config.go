@@ -36,6 +36,11 @@ type fileConfig struct {
 	// SymbolPath lists directories searched for node binaries and
 	// .build-id debug files.
 	SymbolPath []string `yaml:"symbol_path"`
+	// SymbolServers are debuginfod servers asked by build-id for the debug
+	// files of stripped binaries; SymbolCache keeps what they send.
+	SymbolServers       []string          `yaml:"symbol_servers"`
+	SymbolCache         symbolCacheConfig `yaml:"symbol_cache"`
+	SymbolServerTimeout time.Duration     `yaml:"symbol_server_timeout"`
 	// Discovery reads the nodes of a StarRocks/Doris FE upstream.
 	Discovery discoveryConfig `yaml:"discovery"`
 	// HTTP is the address of the snapshot view, /metrics and /healthz;
@@ -54,6 +59,13 @@ type fileConfig struct {
 	Snapshots snapshotsConfig `yaml:"snapshots"`
 	// SQL bounds the embedded default's heapprof SQL engine.
 	SQL sqlConfig `yaml:"sql"`
+}
+
+// symbolCacheConfig is where debuginfod files are kept (default: the
+// user's cache directory, 4 GiB, least recently used evicted).
+type symbolCacheConfig struct {
+	Dir      string `yaml:"dir"`
+	MaxBytes int64  `yaml:"max_bytes"`
 }
 
 // sqlConfig bounds the heapprof SQL engine (bytes; 0: the defaults, 256 MiB

@@ -226,10 +226,14 @@ func wire(ctx context.Context, cfg *fileConfig, log *zap.Logger) (server.Deps, e
 		go reg.RunLiveness(ctx, cfg.LivenessInterval)
 	}
 	return server.Deps{
-		Registry:     reg,
-		SelfID:       cfg.SelfNodeID,
-		SymbolPath:   cfg.SymbolPath,
-		MaxDumpBytes: cfg.MaxDumpBytes,
+		Registry:            reg,
+		SelfID:              cfg.SelfNodeID,
+		SymbolPath:          cfg.SymbolPath,
+		MaxDumpBytes:        cfg.MaxDumpBytes,
+		SymbolServers:       cfg.SymbolServers,
+		SymbolCacheDir:      cfg.SymbolCache.Dir,
+		SymbolCacheMaxBytes: cfg.SymbolCache.MaxBytes,
+		SymbolServerTimeout: cfg.SymbolServerTimeout,
 		IsCompute: func(id int64) bool {
 			return compute[id] || (disc != nil && disc.IsCompute(id))
 		},

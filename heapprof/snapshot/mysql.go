@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -17,18 +18,24 @@ import (
 // with plain SQL. It implements Store and is safe for concurrent use, also
 // by several processes on one database.
 //
-// The tables (created if missing, see schema):
+// BI tools see the heapprof schema of heapprof/sqlview/README.md, the same
+// as the embedded default serves: the views snapshots, functions, stacks
+// and diffs, with its columns and types (see views). They read the
+// storage tables (created if missing, see storeSchema):
 //
-//	snapshots  one row per snapshot: id, node_id, node_kind, node_addr,
-//	           taken_at (DATETIME(6), UTC), total_bytes, total_objects,
-//	           sample_period, format, raw, profile (LONGBLOBs)
-//	functions  one row per snapshot and function: snapshot_id, seq (0 is
-//	           the largest flat), name, short_name, flat_bytes,
-//	           flat_objects, cum_bytes, cum_objects, flat_percent,
-//	           cum_percent
-//	stacks     one row per snapshot and stack: snapshot_id, stack_id (same
-//	           stack, same id in every snapshot), seq, depth, bytes,
-//	           objects, frames ("leaf;caller;...")
+//	store_snapshots  one row per snapshot: the columns of snapshots, and
+//	                 raw and profile (LONGBLOBs)
+//	store_functions  one row per snapshot and function: snapshot_id, seq
+//	                 (0 is the largest flat), name (full), short_name
+//	                 (jeprof's, the views' name), flat_bytes, flat_objects,
+//	                 cum_bytes, cum_objects, flat_percent, cum_percent
+//	store_stacks     one row per snapshot and stack: snapshot_id, stack_id
+//	                 (same stack, same id in every snapshot), seq, depth,
+//	                 bytes, objects, frames (root first, joined by ";")
+//
+// store_functions and store_stacks reference store_snapshots(id) (ON DELETE
+// CASCADE). A database written by an earlier heapproxy (tables snapshots,
+// functions, stacks holding the rows) is migrated when opened (migrate).
 //
 // Times are stored in UTC with microseconds; TakenAt comes back truncated
 // to the microsecond. A blob larger than the server's max_allowed_packet
@@ -44,10 +51,23 @@ var _ Store = (*MySQL)(nil)
 // DefaultDatabase is the database OpenMySQL uses when the DSN names none.
 const DefaultDatabase = "heapprof"
 
-// schema creates the tables; each statement is idempotent.
-var schema = []string{
-	"CREATE TABLE IF NOT EXISTS `snapshots` (" +
-		"`id` VARCHAR(190) NOT NULL COMMENT 'what snapshot() prints and to_dot_format() takes'," +
+// The storage tables.
+const (
+	storeSnapshots = "store_snapshots"
+	storeFunctions = "store_functions"
+	storeStacks    = "store_stacks"
+)
+
+// maxShortName is the length of the schema's functions.name
+// (VARCHAR(4096)); longer short names are cut there.
+const maxShortName = 4096
+
+// storeSchema creates the storage tables; each statement is idempotent.
+// Text columns are utf8mb4_bin like the schema's (names are case-sensitive;
+// the server's default collation would merge "Foo" and "foo" in GROUP BY).
+var storeSchema = []string{
+	"CREATE TABLE IF NOT EXISTS `store_snapshots` (" +
+		"`id` VARCHAR(255) NOT NULL COMMENT 'what snapshot() prints and to_dot_format() takes'," +
 		"`node_id` BIGINT NOT NULL COMMENT 'the id in ADMIN EXECUTE ON <id> and SHOW BACKENDS'," +
 		"`node_kind` VARCHAR(64) NOT NULL," +
 		"`node_addr` VARCHAR(255) NOT NULL," +
@@ -55,18 +75,18 @@ var schema = []string{
 		"`total_bytes` BIGINT NOT NULL COMMENT 'in-use bytes, estimated from the samples as jeprof does'," +
 		"`total_objects` BIGINT NOT NULL," +
 		"`sample_period` BIGINT NOT NULL COMMENT 'bytes between samples'," +
-		"`format` VARCHAR(32) NOT NULL COMMENT 'encoding of raw'," +
+		"`format` VARCHAR(64) NOT NULL COMMENT 'encoding of raw'," +
 		"`raw` LONGBLOB NOT NULL COMMENT 'the dump as the node sent it'," +
 		"`profile` LONGBLOB NOT NULL COMMENT 'symbolized pprof protobuf, gzipped: go tool pprof opens it'," +
 		"PRIMARY KEY (`id`)," +
 		"KEY `node_taken` (`node_id`, `taken_at`)," +
 		"KEY `taken` (`taken_at`)" +
-		") DEFAULT CHARSET=utf8mb4 COMMENT='heap profiles heapproxy took, one row each'",
-	"CREATE TABLE IF NOT EXISTS `functions` (" +
-		"`snapshot_id` VARCHAR(190) NOT NULL," +
+		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin COMMENT='heap profiles heapproxy took, one row each (BI tools: the view snapshots)'",
+	"CREATE TABLE IF NOT EXISTS `store_functions` (" +
+		"`snapshot_id` VARCHAR(255) NOT NULL," +
 		"`seq` INT NOT NULL COMMENT '0 is the largest flat_bytes'," +
 		"`name` TEXT NOT NULL COMMENT 'full symbol name'," +
-		"`short_name` TEXT NOT NULL COMMENT 'as jeprof shows it: no arguments, no templates'," +
+		"`short_name` VARCHAR(4096) NOT NULL COMMENT 'as jeprof shows it: no arguments, no templates'," +
 		"`flat_bytes` BIGINT NOT NULL COMMENT 'allocated by the function itself'," +
 		"`flat_objects` BIGINT NOT NULL," +
 		"`cum_bytes` BIGINT NOT NULL COMMENT 'allocated by it and its callees'," +
@@ -74,19 +94,64 @@ var schema = []string{
 		"`flat_percent` DOUBLE NOT NULL COMMENT 'of the snapshot total_bytes'," +
 		"`cum_percent` DOUBLE NOT NULL," +
 		"PRIMARY KEY (`snapshot_id`, `seq`)," +
-		"KEY `short_name` (`short_name`(191))" +
-		") DEFAULT CHARSET=utf8mb4 COMMENT='per snapshot and function: flat and cumulative in-use memory'",
-	"CREATE TABLE IF NOT EXISTS `stacks` (" +
-		"`snapshot_id` VARCHAR(190) NOT NULL," +
+		"KEY `short_name` (`short_name`(191))," +
+		"CONSTRAINT `store_functions_snapshot` FOREIGN KEY (`snapshot_id`) REFERENCES `store_snapshots` (`id`) ON DELETE CASCADE" +
+		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin COMMENT='per snapshot and function (BI tools: the view functions)'",
+	"CREATE TABLE IF NOT EXISTS `store_stacks` (" +
+		"`snapshot_id` VARCHAR(255) NOT NULL," +
 		"`stack_id` BIGINT NOT NULL COMMENT 'hash of frames: equal in every snapshot'," +
 		"`seq` INT NOT NULL COMMENT '0 is the largest'," +
 		"`depth` INT NOT NULL," +
 		"`bytes` BIGINT NOT NULL," +
 		"`objects` BIGINT NOT NULL," +
-		"`frames` MEDIUMTEXT NOT NULL COMMENT 'function names, root first, joined by ;'," +
+		"`frames` LONGTEXT NOT NULL COMMENT 'function names, root first, joined by ;'," +
 		"PRIMARY KEY (`snapshot_id`, `stack_id`)," +
-		"KEY `stack` (`stack_id`)" +
-		") DEFAULT CHARSET=utf8mb4 COMMENT='per snapshot and call stack: in-use memory'",
+		"KEY `stack` (`stack_id`)," +
+		"CONSTRAINT `store_stacks_snapshot` FOREIGN KEY (`snapshot_id`) REFERENCES `store_snapshots` (`id`) ON DELETE CASCADE" +
+		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin COMMENT='per snapshot and call stack (BI tools: the view stacks)'",
+}
+
+// views are the heapprof schema over the storage tables: the columns,
+// their order and types of the embedded default's tables (heapprof/sqlview;
+// the tests compare both). Views carry no keys; the storage tables do.
+// SQL SECURITY INVOKER: a BI user needs SELECT on the database, and the
+// views keep working when the account that created them is dropped.
+var views = []struct{ name, query string }{
+	{"snapshots", "SELECT `id`, `node_id`, `node_kind`, `node_addr`, `taken_at`, `total_bytes`, `total_objects`," +
+		" `sample_period`, `format` FROM `store_snapshots`"},
+	{"functions", "SELECT f.`snapshot_id`, s.`node_id`, s.`taken_at`, f.`short_name` AS `name`, f.`flat_bytes`," +
+		" f.`flat_objects`, f.`cum_bytes`, f.`cum_objects`, f.`flat_percent` AS `flat_pct`, f.`cum_percent` AS `cum_pct`" +
+		" FROM `store_functions` f JOIN `store_snapshots` s ON s.`id` = f.`snapshot_id`"},
+	{"stacks", "SELECT k.`snapshot_id`, s.`node_id`, s.`taken_at`, k.`stack_id`, k.`frames`, k.`bytes`, k.`objects`" +
+		" FROM `store_stacks` k JOIN `store_snapshots` s ON s.`id` = k.`snapshot_id`"},
+	// Consecutive snapshots of a node by LAG (ties by id, as the embedded
+	// default orders them), every function name present in either one,
+	// rows of one name summed, a missing side counted 0.
+	{"diffs", "WITH `pairs` AS (" +
+		"SELECT `node_id`, `id` AS `to_id`, `taken_at` AS `to_at`," +
+		" LAG(`id`) OVER (PARTITION BY `node_id` ORDER BY `taken_at`, `id`) AS `from_id`," +
+		" LAG(`taken_at`) OVER (PARTITION BY `node_id` ORDER BY `taken_at`, `id`) AS `from_at`" +
+		" FROM `store_snapshots`)," +
+		" `fn` AS (SELECT `snapshot_id`, `short_name` AS `name`," +
+		" CAST(SUM(`flat_bytes`) AS SIGNED) AS `flat_bytes`, CAST(SUM(`flat_objects`) AS SIGNED) AS `flat_objects`," +
+		" CAST(SUM(`cum_bytes`) AS SIGNED) AS `cum_bytes`, CAST(SUM(`cum_objects`) AS SIGNED) AS `cum_objects`" +
+		" FROM `store_functions` GROUP BY `snapshot_id`, `short_name`)," +
+		" `names` AS (" +
+		"SELECT p.*, f.`short_name` AS `name` FROM `pairs` p JOIN `store_functions` f ON f.`snapshot_id` = p.`to_id`" +
+		" UNION SELECT p.*, f.`short_name` FROM `pairs` p JOIN `store_functions` f ON f.`snapshot_id` = p.`from_id`)" +
+		" SELECT n.`node_id`, n.`name`, n.`from_id` AS `from_snapshot_id`, n.`to_id` AS `to_snapshot_id`," +
+		" n.`from_at` AS `from_taken_at`, n.`to_at` AS `to_taken_at`," +
+		" CAST(TIMESTAMPDIFF(MICROSECOND, n.`from_at`, n.`to_at`) / 1000000 AS DOUBLE) AS `seconds`," +
+		" COALESCE(b.`flat_bytes`, 0) AS `flat_bytes_before`, COALESCE(a.`flat_bytes`, 0) AS `flat_bytes_after`," +
+		" COALESCE(a.`flat_bytes`, 0) - COALESCE(b.`flat_bytes`, 0) AS `flat_bytes_delta`," +
+		" COALESCE(b.`cum_bytes`, 0) AS `cum_bytes_before`, COALESCE(a.`cum_bytes`, 0) AS `cum_bytes_after`," +
+		" COALESCE(a.`cum_bytes`, 0) - COALESCE(b.`cum_bytes`, 0) AS `cum_bytes_delta`," +
+		" COALESCE(a.`flat_objects`, 0) - COALESCE(b.`flat_objects`, 0) AS `flat_objects_delta`," +
+		" COALESCE(a.`cum_objects`, 0) - COALESCE(b.`cum_objects`, 0) AS `cum_objects_delta`" +
+		" FROM `names` n" +
+		" LEFT JOIN `fn` b ON b.`snapshot_id` = n.`from_id` AND b.`name` = n.`name`" +
+		" LEFT JOIN `fn` a ON a.`snapshot_id` = n.`to_id` AND a.`name` = n.`name`" +
+		" WHERE n.`from_id` IS NOT NULL"},
 }
 
 // OpenMySQL connects to the server in dsn (go-sql-driver/mysql syntax,
@@ -135,13 +200,136 @@ func OpenMySQL(ctx context.Context, dsn string, r Retention) (*MySQL, error) {
 	}
 	db := sql.OpenDB(conn)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	for _, stmt := range schema {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("open snapshot database %s: create tables: %w", cfg.DBName, err)
-		}
+	if err := setUp(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open snapshot database %s: %w", cfg.DBName, err)
 	}
 	return &MySQL{db: db, retention: r, now: time.Now}, nil
+}
+
+// setUp creates the storage tables and the views, migrating a database an
+// earlier heapproxy wrote. Proxies opening one database at once take turns
+// (a named lock), so only one migrates and creates the views.
+func setUp(ctx context.Context, db *sql.DB) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(CONCAT('heapproxy.schema.', DATABASE()), 60)").Scan(&got); err != nil {
+		return fmt.Errorf("lock the schema: %w", err)
+	}
+	if got.Int64 != 1 {
+		return errors.New("lock the schema: another heapproxy held it for 60 s")
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "DO RELEASE_LOCK(CONCAT('heapproxy.schema.', DATABASE()))") //nolint:errcheck // ends with the connection anyway
+
+	for _, stmt := range storeSchema {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("create tables: %w", err)
+		}
+	}
+	legacy, err := hasLegacyTables(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if legacy {
+		if err := migrate(ctx, conn); err != nil {
+			return fmt.Errorf("migrate from the earlier layout: %w", err)
+		}
+	}
+	have, err := existingViews(ctx, conn)
+	if err != nil {
+		return err
+	}
+	for _, v := range views {
+		if have[v.name] {
+			continue
+		}
+		if _, err := conn.ExecContext(ctx, "CREATE SQL SECURITY INVOKER VIEW `"+v.name+"` AS "+v.query); err != nil {
+			return fmt.Errorf("create view %s: %w", v.name, err)
+		}
+	}
+	return nil
+}
+
+// hasLegacyTables tells whether the database holds the tables an earlier
+// heapproxy wrote its rows to: a base table snapshots with a raw column.
+func hasLegacyTables(ctx context.Context, conn *sql.Conn) (bool, error) {
+	var n int
+	err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.columns c"+
+		" JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name"+
+		" WHERE c.table_schema = DATABASE() AND c.table_name = 'snapshots' AND c.column_name = 'raw'"+
+		" AND t.table_type = 'BASE TABLE'").Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("look for an earlier layout: %w", err)
+	}
+	return n > 0, nil
+}
+
+func existingViews(ctx context.Context, conn *sql.Conn) (map[string]bool, error) {
+	rows, err := conn.QueryContext(ctx, "SELECT table_name FROM information_schema.tables"+
+		" WHERE table_schema = DATABASE() AND table_type = 'VIEW'")
+	if err != nil {
+		return nil, fmt.Errorf("list views: %w", err)
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, fmt.Errorf("list views: %w", err)
+		}
+		have[name] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list views: %w", err)
+	}
+	return have, nil
+}
+
+// migrate moves the rows of the earlier layout (tables snapshots,
+// functions, stacks) into the storage tables in one transaction, then drops
+// the old tables so the views can take their names. DDL commits on its own
+// in MySQL, so the order makes it safe: the copy commits whole or not at
+// all, and the old tables are dropped only after it committed. Interrupted
+// after the commit, the next open finds the old tables again and copies
+// anew (the storage tables are emptied first, in the same transaction).
+// Rows of functions and stacks whose snapshot is gone are not copied: the
+// foreign keys would refuse them.
+func migrate(ctx context.Context, conn *sql.Conn) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	stmts := []string{
+		"DELETE FROM `store_stacks`",
+		"DELETE FROM `store_functions`",
+		"DELETE FROM `store_snapshots`",
+		"INSERT INTO `store_snapshots` (" + metaCols + ", `raw`, `profile`) SELECT " + metaCols + ", `raw`, `profile` FROM `snapshots`",
+		"INSERT INTO `store_functions` (`snapshot_id`, `seq`, `name`, `short_name`, `flat_bytes`, `flat_objects`," +
+			" `cum_bytes`, `cum_objects`, `flat_percent`, `cum_percent`)" +
+			" SELECT f.`snapshot_id`, f.`seq`, f.`name`, LEFT(f.`short_name`, " + strconv.Itoa(maxShortName) + "), f.`flat_bytes`," +
+			" f.`flat_objects`, f.`cum_bytes`, f.`cum_objects`, f.`flat_percent`, f.`cum_percent`" +
+			" FROM `functions` f JOIN `snapshots` s ON s.`id` = f.`snapshot_id`",
+		"INSERT INTO `store_stacks` (`snapshot_id`, `stack_id`, `seq`, `depth`, `bytes`, `objects`, `frames`)" +
+			" SELECT k.`snapshot_id`, k.`stack_id`, k.`seq`, k.`depth`, k.`bytes`, k.`objects`, k.`frames`" +
+			" FROM `stacks` k JOIN `snapshots` s ON s.`id` = k.`snapshot_id`",
+	}
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			_ = tx.Rollback() // the statement's error is the one to report
+			return fmt.Errorf("copy rows: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("copy rows: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS `stacks`, `functions`, `snapshots`"); err != nil {
+		return fmt.Errorf("drop the old tables (their rows are copied): %w", err)
+	}
+	return nil
 }
 
 // createDatabase creates the database unless it exists; a user without
@@ -180,16 +368,16 @@ func (m *MySQL) Save(ctx context.Context, s *Snapshot, funcs []Function, stacks 
 	sortFunctions(funcs)
 	sortStacks(stacks)
 	err := m.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO `snapshots` (`id`, `node_id`, `node_kind`, `node_addr`, `taken_at`,"+
+		if _, err := tx.ExecContext(ctx, "INSERT INTO `store_snapshots` (`id`, `node_id`, `node_kind`, `node_addr`, `taken_at`,"+
 			" `total_bytes`, `total_objects`, `sample_period`, `format`, `raw`, `profile`) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
 			s.ID, s.NodeID, s.NodeKind, s.NodeAddr, s.TakenAt.UTC().Truncate(time.Microsecond),
 			s.TotalBytes, s.TotalObjects, s.SamplePeriod, s.Format, nonNil(s.Raw), nonNil(s.Profile)); err != nil {
 			return fmt.Errorf("insert snapshot: %w", err)
 		}
-		fb := batch{tx: tx, table: "functions", cols: "`snapshot_id`, `seq`, `name`, `short_name`, `flat_bytes`, `flat_objects`," +
+		fb := batch{tx: tx, table: storeFunctions, cols: "`snapshot_id`, `seq`, `name`, `short_name`, `flat_bytes`, `flat_objects`," +
 			" `cum_bytes`, `cum_objects`, `flat_percent`, `cum_percent`", ncols: 10}
 		for i, f := range funcs {
-			if err := fb.add(ctx, len(f.Name)+len(f.ShortName), s.ID, i, validUTF8(f.Name), validUTF8(f.ShortName),
+			if err := fb.add(ctx, len(f.Name)+len(f.ShortName), s.ID, i, validUTF8(f.Name), cut(validUTF8(f.ShortName), maxShortName),
 				f.FlatBytes, f.FlatObjects, f.CumBytes, f.CumObjects, f.FlatPercent, f.CumPercent); err != nil {
 				return err
 			}
@@ -197,7 +385,7 @@ func (m *MySQL) Save(ctx context.Context, s *Snapshot, funcs []Function, stacks 
 		if err := fb.flush(ctx); err != nil {
 			return err
 		}
-		sb := batch{tx: tx, table: "stacks", cols: "`snapshot_id`, `stack_id`, `seq`, `depth`, `bytes`, `objects`, `frames`", ncols: 7}
+		sb := batch{tx: tx, table: storeStacks, cols: "`snapshot_id`, `stack_id`, `seq`, `depth`, `bytes`, `objects`, `frames`", ncols: 7}
 		for i, st := range stacks {
 			if err := sb.add(ctx, len(st.Frames), s.ID, st.StackID, i, st.Depth, st.Bytes, st.Objects, validUTF8(st.Frames)); err != nil {
 				return err
@@ -251,6 +439,21 @@ func validUTF8(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
+// cut keeps the first n characters of s.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}
+
 // batch collects rows into multi-row INSERTs: at most batchRows rows or
 // about batchBytes of text per statement, well under max_allowed_packet.
 type batch struct {
@@ -295,7 +498,7 @@ func (b *batch) flush(ctx context.Context) error {
 func (m *MySQL) prune(ctx context.Context, node int64) error {
 	var ids []string
 	if m.retention.PerNode > 0 {
-		got, err := m.ids(ctx, "SELECT `id` FROM `snapshots` WHERE `node_id` = ? ORDER BY `taken_at` DESC, `id` DESC"+
+		got, err := m.ids(ctx, "SELECT `id` FROM `store_snapshots` WHERE `node_id` = ? ORDER BY `taken_at` DESC, `id` DESC"+
 			" LIMIT 18446744073709551615 OFFSET ?", node, m.retention.PerNode)
 		if err != nil {
 			return err
@@ -304,7 +507,7 @@ func (m *MySQL) prune(ctx context.Context, node int64) error {
 	}
 	if m.retention.MaxAge > 0 {
 		cut := m.now().Add(-m.retention.MaxAge).UTC()
-		got, err := m.ids(ctx, "SELECT `id` FROM `snapshots` WHERE `taken_at` < ?", cut)
+		got, err := m.ids(ctx, "SELECT `id` FROM `store_snapshots` WHERE `taken_at` < ?", cut)
 		if err != nil {
 			return err
 		}
@@ -319,12 +522,12 @@ func (m *MySQL) prune(ctx context.Context, node int64) error {
 			args[i] = id
 		}
 		err := m.inTx(ctx, func(tx *sql.Tx) error {
-			for _, table := range []string{"functions", "stacks"} {
+			for _, table := range []string{storeFunctions, storeStacks} {
 				if _, err := tx.ExecContext(ctx, "DELETE FROM `"+table+"` WHERE `snapshot_id` IN ("+in+")", args...); err != nil {
 					return fmt.Errorf("drop old %s: %w", table, err)
 				}
 			}
-			if _, err := tx.ExecContext(ctx, "DELETE FROM `snapshots` WHERE `id` IN ("+in+")", args...); err != nil {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM `store_snapshots` WHERE `id` IN ("+in+")", args...); err != nil {
 				return fmt.Errorf("drop old snapshots: %w", err)
 			}
 			return nil
@@ -366,7 +569,7 @@ func scanMeta(sc interface{ Scan(...any) error }, s *Snapshot, extra ...any) err
 // Get implements Store.
 func (m *MySQL) Get(ctx context.Context, id string) (*Snapshot, error) {
 	var s Snapshot
-	row := m.db.QueryRowContext(ctx, "SELECT "+metaCols+", `raw`, `profile` FROM `snapshots` WHERE `id` = ?", id)
+	row := m.db.QueryRowContext(ctx, "SELECT "+metaCols+", `raw`, `profile` FROM `store_snapshots` WHERE `id` = ?", id)
 	if err := scanMeta(row, &s, &s.Raw, &s.Profile); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, &ErrNotFound{ID: id}
@@ -378,7 +581,7 @@ func (m *MySQL) Get(ctx context.Context, id string) (*Snapshot, error) {
 
 // List implements Store.
 func (m *MySQL) List(ctx context.Context, f Filter) ([]Snapshot, error) {
-	q := "SELECT " + metaCols + " FROM `snapshots`"
+	q := "SELECT " + metaCols + " FROM `store_snapshots`"
 	var where []string
 	var args []any
 	if f.NodeID != nil {
@@ -424,7 +627,7 @@ func (m *MySQL) List(ctx context.Context, f Filter) ([]Snapshot, error) {
 func (m *MySQL) Functions(ctx context.Context, id string) ([]Function, error) {
 	out := []Function{}
 	err := m.rows(ctx, id, "SELECT `name`, `short_name`, `flat_bytes`, `flat_objects`, `cum_bytes`, `cum_objects`,"+
-		" `flat_percent`, `cum_percent` FROM `functions` WHERE `snapshot_id` = ? ORDER BY `seq`",
+		" `flat_percent`, `cum_percent` FROM `store_functions` WHERE `snapshot_id` = ? ORDER BY `seq`",
 		func(sc *sql.Rows) error {
 			f := Function{SnapshotID: id}
 			if err := sc.Scan(&f.Name, &f.ShortName, &f.FlatBytes, &f.FlatObjects, &f.CumBytes, &f.CumObjects,
@@ -443,7 +646,7 @@ func (m *MySQL) Functions(ctx context.Context, id string) ([]Function, error) {
 // Stacks implements Store.
 func (m *MySQL) Stacks(ctx context.Context, id string) ([]Stack, error) {
 	out := []Stack{}
-	err := m.rows(ctx, id, "SELECT `stack_id`, `frames`, `depth`, `bytes`, `objects` FROM `stacks`"+
+	err := m.rows(ctx, id, "SELECT `stack_id`, `frames`, `depth`, `bytes`, `objects` FROM `store_stacks`"+
 		" WHERE `snapshot_id` = ? ORDER BY `seq`",
 		func(sc *sql.Rows) error {
 			s := Stack{SnapshotID: id}
@@ -469,7 +672,7 @@ func (m *MySQL) rows(ctx context.Context, id, q string, scan func(*sql.Rows) err
 	}
 	defer tx.Rollback() // read-only: nothing to keep
 	var one int
-	if err := tx.QueryRowContext(ctx, "SELECT 1 FROM `snapshots` WHERE `id` = ?", id).Scan(&one); err != nil {
+	if err := tx.QueryRowContext(ctx, "SELECT 1 FROM `store_snapshots` WHERE `id` = ?", id).Scan(&one); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return &ErrNotFound{ID: id}
 		}

@@ -101,14 +101,25 @@ func TestMySQLSchema(t *testing.T) {
 		cols[table] = append(cols[table], col+" "+typ)
 	}
 	want := map[string][]string{
-		"snapshots": {"id varchar(190)", "node_id bigint(20)", "node_kind varchar(64)", "node_addr varchar(255)",
+		"store_snapshots": {"id varchar(255)", "node_id bigint(20)", "node_kind varchar(64)", "node_addr varchar(255)",
 			"taken_at datetime(6)", "total_bytes bigint(20)", "total_objects bigint(20)", "sample_period bigint(20)",
-			"format varchar(32)", "raw longblob", "profile longblob"},
-		"functions": {"snapshot_id varchar(190)", "seq int(11)", "name text", "short_name text", "flat_bytes bigint(20)",
+			"format varchar(64)", "raw longblob", "profile longblob"},
+		"store_functions": {"snapshot_id varchar(255)", "seq int(11)", "name text", "short_name varchar(4096)", "flat_bytes bigint(20)",
 			"flat_objects bigint(20)", "cum_bytes bigint(20)", "cum_objects bigint(20)", "flat_percent double",
 			"cum_percent double"},
-		"stacks": {"snapshot_id varchar(190)", "stack_id bigint(20)", "seq int(11)", "depth int(11)", "bytes bigint(20)",
-			"objects bigint(20)", "frames mediumtext"},
+		"store_stacks": {"snapshot_id varchar(255)", "stack_id bigint(20)", "seq int(11)", "depth int(11)", "bytes bigint(20)",
+			"objects bigint(20)", "frames longtext"},
+		"snapshots": {"id varchar(255)", "node_id bigint(20)", "node_kind varchar(64)", "node_addr varchar(255)",
+			"taken_at datetime(6)", "total_bytes bigint(20)", "total_objects bigint(20)", "sample_period bigint(20)",
+			"format varchar(64)"},
+		"functions": {"snapshot_id varchar(255)", "node_id bigint(20)", "taken_at datetime(6)", "name varchar(4096)",
+			"flat_bytes bigint(20)", "flat_objects bigint(20)", "cum_bytes bigint(20)", "cum_objects bigint(20)",
+			"flat_pct double", "cum_pct double"},
+		"stacks": {"snapshot_id varchar(255)", "node_id bigint(20)", "taken_at datetime(6)", "stack_id bigint(20)",
+			"frames longtext", "bytes bigint(20)", "objects bigint(20)"},
+	}
+	if len(cols) != len(want)+1 || cols["diffs"] == nil {
+		t.Errorf("heapprof holds %d tables and views, want %d and diffs", len(cols), len(want))
 	}
 	for table, w := range want {
 		if !slices.Equal(cols[table], w) {
@@ -117,8 +128,14 @@ func TestMySQLSchema(t *testing.T) {
 	}
 	var key string
 	if err := db.QueryRowContext(ctx, "SELECT GROUP_CONCAT(column_name ORDER BY seq_in_index) FROM information_schema.statistics"+
-		" WHERE table_schema = 'heapprof' AND table_name = 'snapshots' AND index_name = 'node_taken'").Scan(&key); err != nil || key != "node_id,taken_at" {
+		" WHERE table_schema = 'heapprof' AND table_name = 'store_snapshots' AND index_name = 'node_taken'").Scan(&key); err != nil || key != "node_id,taken_at" {
 		t.Errorf("index node_taken: %q, %v", key, err)
+	}
+	var fks string
+	if err := db.QueryRowContext(ctx, "SELECT GROUP_CONCAT(CONCAT(table_name, '.', column_name, '>', referenced_table_name, '.', referenced_column_name)"+
+		" ORDER BY table_name) FROM information_schema.key_column_usage WHERE table_schema = 'heapprof' AND referenced_table_name IS NOT NULL").Scan(&fks); err != nil ||
+		fks != "store_functions.snapshot_id>store_snapshots.id,store_stacks.snapshot_id>store_snapshots.id" {
+		t.Errorf("foreign keys: %q, %v", fks, err)
 	}
 }
 
@@ -196,11 +213,11 @@ func TestMySQLTwoProxies(t *testing.T) {
 func checkRowCounts(t *testing.T, db *sql.DB, snapshots int) {
 	t.Helper()
 	var n, orphans int
-	if err := db.QueryRow("SELECT COUNT(*) FROM snapshots").Scan(&n); err != nil || n != snapshots {
+	if err := db.QueryRow("SELECT COUNT(*) FROM store_snapshots").Scan(&n); err != nil || n != snapshots {
 		t.Errorf("snapshots rows: %d, want %d (%v)", n, snapshots, err)
 	}
-	for _, table := range []string{"functions", "stacks"} {
-		if err := db.QueryRow("SELECT COUNT(*) FROM " + table + " r LEFT JOIN snapshots s ON s.id = r.snapshot_id WHERE s.id IS NULL").Scan(&orphans); err != nil || orphans != 0 {
+	for _, table := range []string{storeFunctions, storeStacks} {
+		if err := db.QueryRow("SELECT COUNT(*) FROM " + table + " r LEFT JOIN store_snapshots s ON s.id = r.snapshot_id WHERE s.id IS NULL").Scan(&orphans); err != nil || orphans != 0 {
 			t.Errorf("%s rows without a snapshot: %d (%v)", table, orphans, err)
 		}
 		if err := db.QueryRow("SELECT COUNT(DISTINCT snapshot_id) FROM " + table).Scan(&n); err != nil || n != snapshots {
@@ -265,7 +282,7 @@ func TestMySQLAtomicSave(t *testing.T) {
 			if _, err := m.Get(ctx, s.ID); !errors.As(err, &nf) {
 				t.Errorf("Get after failed Save: %v", err)
 			}
-			for _, table := range []string{"functions", "stacks"} {
+			for _, table := range []string{storeFunctions, storeStacks} {
 				var n int
 				if err := m.DB().QueryRow("SELECT COUNT(*) FROM "+table+" WHERE snapshot_id = ?", s.ID).Scan(&n); err != nil || n != 0 {
 					t.Errorf("%s rows of the failed save: %d (%v)", table, n, err)
@@ -289,7 +306,7 @@ func TestMySQLExistingDatabase(t *testing.T) {
 	for _, q := range []string{
 		"CREATE DATABASE IF NOT EXISTS heapprof_shared",
 		"CREATE USER IF NOT EXISTS 'proxy'@'127.0.0.1' IDENTIFIED BY 'pw'",
-		"GRANT SELECT, INSERT, DELETE, CREATE, INDEX ON heapprof_shared.* TO 'proxy'@'127.0.0.1'",
+		"GRANT SELECT, INSERT, DELETE, CREATE, INDEX, REFERENCES, CREATE VIEW ON heapprof_shared.* TO 'proxy'@'127.0.0.1'",
 	} {
 		if _, err := admin.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)

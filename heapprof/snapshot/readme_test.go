@@ -46,7 +46,7 @@ func TestMySQLREADMEQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	for _, table := range []string{"functions", "stacks", "snapshots"} {
+	for _, table := range []string{storeFunctions, storeStacks, storeSnapshots} {
 		if _, err := m.DB().ExecContext(ctx, "DELETE FROM "+table); err != nil {
 			t.Fatal(err)
 		}
@@ -134,11 +134,11 @@ func TestMySQLREADMEQueries(t *testing.T) {
 	got = query(qs[2])
 	prev := map[string]Function{}
 	for _, f := range before.funcs {
-		prev[f.Name] = f
+		prev[f.ShortName] = f
 	}
 	growth := map[string]string{}
 	for _, f := range after.funcs {
-		growth[f.ShortName] = fmt.Sprint(f.FlatBytes-prev[f.Name].FlatBytes, f.CumBytes-prev[f.Name].CumBytes)
+		growth[f.ShortName] = fmt.Sprint(f.FlatBytes-prev[f.ShortName].FlatBytes, f.CumBytes-prev[f.ShortName].CumBytes)
 	}
 	if len(got) != len(growth) || len(got) == 0 || got[0][0] != "agg_hash_grow" {
 		t.Fatalf("growth: %q; want %d rows, agg_hash_grow (the leak) first", got, len(growth))

@@ -188,6 +188,17 @@ public class Meta {
       try (ResultSet rs = md.getColumns(null, null, "snap%", "%")) {
         while (rs.next()) System.out.println("column " + rs.getString("TABLE_NAME") + "." + rs.getString("COLUMN_NAME") + " " + rs.getString("TYPE_NAME") + " " + rs.getInt("DATA_TYPE"));
       }
+      try (ResultSet rs = md.getPrimaryKeys("heapprof", null, "snapshots")) {
+        while (rs.next()) System.out.println("pk " + rs.getString("TABLE_NAME") + "." + rs.getString("COLUMN_NAME") + " " + rs.getString("PK_NAME"));
+      }
+      for (String t : new String[]{"functions", "stacks"}) {
+        try (ResultSet rs = md.getImportedKeys("heapprof", null, t)) {
+          while (rs.next()) System.out.println("fk " + rs.getString("FKTABLE_NAME") + "." + rs.getString("FKCOLUMN_NAME") + " -> " + rs.getString("PKTABLE_NAME") + "." + rs.getString("PKCOLUMN_NAME") + " " + rs.getString("FK_NAME") + " delete " + rs.getInt("DELETE_RULE"));
+        }
+      }
+      try (ResultSet rs = md.getExportedKeys("heapprof", null, "snapshots")) {
+        while (rs.next()) System.out.println("exported " + rs.getString("FKTABLE_NAME"));
+      }
       try (PreparedStatement ps = c.prepareStatement("SELECT id, taken_at, total_bytes FROM heapprof.snapshots WHERE taken_at BETWEEN ? AND ? ORDER BY taken_at")) {
         ps.setString(1, "2026-11-20 08:00:00"); ps.setString(2, "2026-11-20 15:00:00");
         try (ResultSet rs = ps.executeQuery()) {
@@ -226,6 +237,11 @@ func TestConnectorJ(t *testing.T) {
 	for _, c := range newTables(fixture())[TableSnapshots].schema {
 		want = append(want, "column snapshots."+c.Name+" ")
 	}
+	// DatabaseMetaData.importedKeyCascade is 0.
+	want = append(want, "pk snapshots.id PRIMARY",
+		"fk functions.snapshot_id -> snapshots.id functions_snapshot delete 0",
+		"fk stacks.snapshot_id -> snapshots.id stacks_snapshot delete 0",
+		"exported functions", "exported stacks")
 	want = append(want, "column snapshots.taken_at DATETIME 93", "column snapshots.node_id BIGINT -5", "column snapshots.id VARCHAR 12")
 	rows := 0
 	for _, sn := range fixture().snaps {

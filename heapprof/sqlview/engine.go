@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -251,6 +252,13 @@ func (e *Engine) Query(ctx context.Context, s *Session, query string) (*Result, 
 	if err != nil {
 		return nil, err
 	}
+	switch stmt.(type) {
+	case *ast.LockTables, *ast.UnlockTables:
+		// Read locks only (the guard refused others): the tables are
+		// read-only, so there is nothing to wait for; go-mysql-server's
+		// locks would be shared by all connections.
+		return &Result{}, nil
+	}
 	return e.run(sctx, b, query, stmt, nil)
 }
 
@@ -315,7 +323,41 @@ func (e *Engine) run(sctx *sql.Context, b *stmtBudget, query string, stmt ast.St
 		return r.okResult()
 	}
 	r.Columns = columns(sctx, schema)
+	if sh, ok := stmt.(*ast.Show); ok && strings.EqualFold(sh.Type, ast.CreateTableStr) && len(schema) == 2 {
+		r.iter = &ddlIter{RowIter: iter}
+	}
 	return r, nil
+}
+
+// ddlIter makes SHOW CREATE TABLE's statement one MariaDB (and MySQL)
+// accepts, so mariadb-dump of the schema restores: see mariaDBDDL.
+type ddlIter struct{ sql.RowIter }
+
+func (it *ddlIter) Next(ctx *sql.Context) (sql.Row, error) {
+	row, err := it.RowIter.Next(ctx)
+	if err != nil || len(row) != 2 {
+		return row, err
+	}
+	if ddl, ok := row[1].(string); ok {
+		row = sql.Row{row[0], mariaDBDDL(ddl)}
+	}
+	return row, nil
+}
+
+// columnComment is a column line of go-mysql-server's CREATE TABLE that ends
+// in a comment: the comment runs to the last quote of the line.
+var columnComment = regexp.MustCompile(`(?m)^(  ` + "`" + `.*? COMMENT ')(.*)'(,?)$`)
+
+// mariaDBDDL fixes what go-mysql-server's CREATE TABLE gets wrong for
+// MariaDB: column comments are printed unescaped (a quote ends the string
+// early), and its default collation utf8mb4_0900_bin is MySQL 8's only;
+// utf8mb4_bin compares the same way (binary) and both servers know it.
+func mariaDBDDL(ddl string) string {
+	ddl = columnComment.ReplaceAllStringFunc(ddl, func(line string) string {
+		m := columnComment.FindStringSubmatch(line)
+		return m[1] + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(m[2]) + "'" + m[3]
+	})
+	return strings.ReplaceAll(ddl, "utf8mb4_0900_bin", "utf8mb4_bin")
 }
 
 // isWrite tells statements that would change data or schema.

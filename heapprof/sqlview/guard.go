@@ -31,7 +31,9 @@ package sqlview
 //     is not the proxy's
 //   - CALL and stored-program control statements: there are no procedures;
 //     go-mysql-server's external procedures are integrator hooks
-//   - LOCK TABLES / UNLOCK TABLES: table locks shared across connections
+//   - LOCK TABLES ... WRITE: table locks shared across connections (LOCK
+//     TABLES ... READ [LOCAL] and UNLOCK TABLES, what mariadb-dump sends,
+//     answer OK without locking anything: nobody writes the tables)
 //   - ANALYZE TABLE (writes statistics), CREATE SPATIAL REFERENCE SYSTEM
 //     (adds to a process-wide table), CREATE/DROP/ALTER DATABASE and all
 //     other DDL and DML (the existing "heapprof is read-only" answer)
@@ -186,8 +188,13 @@ func allowStatement(stmt ast.Statement) error {
 		return errRefused("KILL", "heapproxy answers KILL itself; the SQL engine has no other connections to end")
 	case *ast.Call:
 		return errRefused("CALL", "the heapprof schema has no stored procedures")
-	case *ast.LockTables, *ast.UnlockTables:
-		return errRefused("LOCK/UNLOCK TABLES", "table locks are shared by all connections and the tables are read-only")
+	case *ast.LockTables:
+		if readLocksOnly(s) {
+			return nil // answered OK without locking: see Engine.Query
+		}
+		return errRefused("LOCK TABLES ... WRITE", "table locks are shared by all connections and the tables are read-only")
+	case *ast.UnlockTables:
+		return nil // answered OK: see Engine.Query
 	case *ast.Analyze:
 		return errRefused("ANALYZE TABLE", "it writes table statistics; the schema is read-only")
 	case *ast.Flush:
@@ -466,4 +473,14 @@ func guardValues(n sql.Node, limit int64, eb *execBuilder) (sql.Node, transform.
 		}
 		return e, transform.SameTree, nil
 	})
+}
+
+// readLocksOnly tells a LOCK TABLES that takes only READ [LOCAL] locks.
+func readLocksOnly(l *ast.LockTables) bool {
+	for _, t := range l.Tables {
+		if t.Lock != ast.LockRead && t.Lock != ast.LockReadLocal {
+			return false
+		}
+	}
+	return len(l.Tables) > 0
 }

@@ -3,6 +3,7 @@ package sqlview
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/dolthub/go-mysql-server/sql"
 )
@@ -19,15 +20,21 @@ import (
 // only skip partitions whose rows could not match, never add rows.
 type pointIndex struct {
 	table string
-	col   *sql.Column
+	// name is the index's name: the column's, or PRIMARY for the primary
+	// key. IsUnique stays false even there: told that snapshots.id is
+	// unique, the planner drives a join from functions (reading every
+	// snapshot's rows) into snapshots by id, instead of reading only the
+	// functions of the snapshots a filter on snapshots kept.
+	name string
+	col  *sql.Column
 	// key gives a partition's value of col, in col's Go type.
 	key func(sql.Partition) any
 }
 
 var _ sql.Index = (*pointIndex)(nil)
 
-// ID is the index's name in SHOW INDEX and information_schema: the column.
-func (x *pointIndex) ID() string              { return x.col.Name }
+// ID is the index's name in SHOW INDEX and information_schema.
+func (x *pointIndex) ID() string              { return x.name }
 func (x *pointIndex) Database() string        { return SchemaName }
 func (x *pointIndex) Table() string           { return x.table }
 func (x *pointIndex) Expressions() []string   { return []string{x.table + "." + x.col.Name} }
@@ -91,12 +98,42 @@ func (x *pointIndex) point(ctx context.Context, r sql.Range) (any, bool) {
 type indexedTable struct {
 	*table
 	indexes []*pointIndex
+	// fks are the foreign keys the table declares, referenced those that
+	// name it as the parent.
+	fks, referenced []sql.ForeignKeyConstraint
 }
 
 var (
 	_ sql.IndexAddressable = (*indexedTable)(nil)
 	_ sql.IndexedTable     = (*indexedTable)(nil)
+	_ sql.ForeignKeyTable  = (*indexedTable)(nil)
 )
+
+// The keys are declared for clients (information_schema, SHOW CREATE TABLE,
+// JDBC getImportedKeys); the tables are read-only, so nothing changes them.
+func (t *indexedTable) GetDeclaredForeignKeys(*sql.Context) ([]sql.ForeignKeyConstraint, error) {
+	return t.fks, nil
+}
+
+func (t *indexedTable) GetReferencedForeignKeys(*sql.Context) ([]sql.ForeignKeyConstraint, error) {
+	return t.referenced, nil
+}
+
+func (t *indexedTable) CreateIndexForForeignKey(*sql.Context, sql.IndexDef) error {
+	return t.readOnly()
+}
+func (t *indexedTable) AddForeignKey(*sql.Context, sql.ForeignKeyConstraint) error {
+	return t.readOnly()
+}
+func (t *indexedTable) DropForeignKey(*sql.Context, string) error { return t.readOnly() }
+func (t *indexedTable) UpdateForeignKey(*sql.Context, string, sql.ForeignKeyConstraint) error {
+	return t.readOnly()
+}
+func (t *indexedTable) GetForeignKeyEditor(*sql.Context) sql.ForeignKeyEditor { return nil }
+
+func (t *indexedTable) readOnly() error {
+	return fmt.Errorf("heapprof.%s is read-only", t.name)
+}
 
 func (t *indexedTable) GetIndexes(*sql.Context) ([]sql.Index, error) {
 	xs := make([]sql.Index, len(t.indexes))
@@ -160,28 +197,36 @@ func (t *indexedTable) LookupPartitions(ctx *sql.Context, lookup sql.IndexLookup
 	return sql.PartitionsToPartitionIter(ps...), nil
 }
 
-// withIndexes wraps the tables whose partitions carry a snapshot id or a
-// node id.
+// withIndexes wraps the tables in their indexes (each partition carries a
+// snapshot id or a node id) and keys.
 func withIndexes(tables map[string]*table) map[string]sql.Table {
 	snapID := func(p sql.Partition) any { return p.(snapshotPartition).snap.ID }
 	snapNode := func(p sql.Partition) any { return p.(snapshotPartition).snap.NodeID }
 	diffNode := func(p sql.Partition) any { return p.(nodePartition).nodeID }
 	keys := map[string]map[string]func(sql.Partition) any{
+		TableSnapshots: {"id": snapID},
 		TableFunctions: {"snapshot_id": snapID, "node_id": snapNode},
 		TableStacks:    {"snapshot_id": snapID, "node_id": snapNode},
 		TableDiffs:     {"node_id": diffNode},
 	}
+	fks := map[string][]sql.ForeignKeyConstraint{
+		TableFunctions: {foreignKey(fkFunctions, TableFunctions)},
+		TableStacks:    {foreignKey(fkStacks, TableStacks)},
+	}
 	out := make(map[string]sql.Table, len(tables))
 	for name, t := range tables {
-		out[name] = t
-		if len(keys[name]) == 0 {
-			continue
+		it := &indexedTable{table: t, fks: fks[name]}
+		if name == TableSnapshots {
+			it.referenced = append(slices.Clone(fks[TableFunctions]), fks[TableStacks]...)
 		}
-		it := &indexedTable{table: t}
 		// In schema order, so SHOW INDEX lists them as DESCRIBE does.
 		for _, c := range t.schema {
 			if key, ok := keys[name][c.Name]; ok {
-				it.indexes = append(it.indexes, &pointIndex{table: name, col: c, key: key})
+				x := &pointIndex{table: name, name: c.Name, col: c, key: key}
+				if c.PrimaryKey {
+					x.name = primaryKey
+				}
+				it.indexes = append(it.indexes, x)
 			}
 		}
 		out[name] = it

@@ -170,10 +170,15 @@ func loadReference(db *gosql.DB, src *memSource) error {
 		}
 		// The engine's indexes, so DESCRIBE and the information_schema
 		// show the same keys.
-		if it, ok := indexed[name].(*indexedTable); ok {
-			for _, x := range it.indexes {
+		it := indexed[name].(*indexedTable)
+		for _, x := range it.indexes {
+			if x.ID() != primaryKey {
 				cols = append(cols, fmt.Sprintf("KEY `%s` (`%s`)", x.ID(), x.col.Name))
 			}
+		}
+		for _, fk := range it.fks {
+			cols = append(cols, fmt.Sprintf("CONSTRAINT `%s` FOREIGN KEY (`%s`) REFERENCES `%s` (`%s`) ON DELETE %s ON UPDATE %s",
+				fk.Name, strings.Join(fk.Columns, "`,`"), fk.ParentTable, strings.Join(fk.ParentColumns, "`,`"), fk.OnDelete, fk.OnUpdate))
 		}
 		stmts = append(stmts, fmt.Sprintf("CREATE TABLE heapprof.%s (%s) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin COMMENT=%s",
 			name, strings.Join(cols, ", "), quote(tableComments[name])))

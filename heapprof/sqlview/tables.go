@@ -23,16 +23,37 @@ const (
 	TableDiffs     = "diffs"
 )
 
+// Types of the schema's columns; the external store's views have the same
+// (snapshot.MySQL; TestExternalStoreSameSchema compares them). Text
+// compares binary (go-mysql-server's default utf8mb4_0900_bin; SHOW CREATE
+// TABLE names it utf8mb4_bin, which MariaDB knows too, see mariaDBDDL).
 var (
 	idType   = types.MustCreateStringWithDefaults(sqltypes.VarChar, 255)
 	kindType = types.MustCreateStringWithDefaults(sqltypes.VarChar, 64)
 	// Function names of C++ templates easily pass 255 characters.
-	nameType = types.MustCreateStringWithDefaults(sqltypes.VarChar, 4096)
-	timeType = types.DatetimeMaxPrecision
+	nameType   = types.MustCreateStringWithDefaults(sqltypes.VarChar, 4096)
+	framesType = types.LongText
+	timeType   = types.DatetimeMaxPrecision
 )
 
+// col declares a column. go-mysql-server prints column comments into SHOW
+// CREATE TABLE unescaped; mariaDBDDL escapes them.
 func col(table, name string, typ sql.Type, comment string) *sql.Column {
 	return &sql.Column{Name: name, Type: typ, Source: table, DatabaseSource: SchemaName, Comment: comment}
+}
+
+// The keys: snapshots.id is the primary key, functions.snapshot_id and
+// stacks.snapshot_id reference it (BI tools draw and join by them).
+const (
+	primaryKey  = "PRIMARY"
+	fkFunctions = "functions_snapshot"
+	fkStacks    = "stacks_snapshot"
+)
+
+func foreignKey(name, table string) sql.ForeignKeyConstraint {
+	return sql.ForeignKeyConstraint{Name: name, Database: SchemaName, Table: table, Columns: []string{"snapshot_id"},
+		ParentDatabase: SchemaName, ParentTable: TableSnapshots, ParentColumns: []string{"id"},
+		OnUpdate: sql.ForeignKeyReferentialAction_Restrict, OnDelete: sql.ForeignKeyReferentialAction_Cascade, IsResolved: true}
 }
 
 // table is one read-only heapprof table. Its rows come from scan, one
@@ -95,20 +116,18 @@ type nodePartition struct {
 
 func (p nodePartition) Key() []byte { return strconv.AppendInt(nil, p.nodeID, 10) }
 
-// wholePartition is the single partition of snapshots.
-type wholePartition struct{}
-
-func (wholePartition) Key() []byte { return []byte("all") }
+func pk(c *sql.Column) *sql.Column {
+	c.PrimaryKey = true
+	return c
+}
 
 func newTables(src Source) map[string]*table {
 	ts := []*table{
 		{
 			name: TableSnapshots,
 			schema: sql.Schema{
-				// No PRIMARY KEY: go-mysql-server lists keys only from
-				// indexes, and a declared key would let the planner assume
-				// uniqueness the Source does not promise.
-				col(TableSnapshots, "id", idType, "snapshot id (what snapshot() prints)"),
+				// The primary key: every store keys snapshots by id.
+				pk(col(TableSnapshots, "id", idType, "snapshot id (what snapshot() prints)")),
 				col(TableSnapshots, "node_id", types.Int64, "backend/compute node id (SHOW BACKENDS)"),
 				col(TableSnapshots, "node_kind", kindType, "starrocks, doris, tikv, greptimedb, databend, go, ..."),
 				col(TableSnapshots, "node_addr", idType, "host:port the dump came from"),
@@ -126,13 +145,13 @@ func newTables(src Source) map[string]*table {
 				col(TableFunctions, "snapshot_id", idType, "snapshots.id"),
 				col(TableFunctions, "node_id", types.Int64, "snapshots.node_id"),
 				col(TableFunctions, "taken_at", timeType, "snapshots.taken_at"),
-				col(TableFunctions, "name", nameType, "function name as jeprof shows it"),
+				col(TableFunctions, "name", nameType, "function name as it is in jeprof's graph"),
 				col(TableFunctions, "flat_bytes", types.Int64, "in-use bytes allocated by the function itself"),
 				col(TableFunctions, "flat_objects", types.Int64, "in-use objects allocated by the function itself"),
 				col(TableFunctions, "cum_bytes", types.Int64, "in-use bytes allocated by the function and its callees"),
 				col(TableFunctions, "cum_objects", types.Int64, "in-use objects allocated by the function and its callees"),
-				col(TableFunctions, "flat_pct", types.Float64, "flat_bytes in percent of the snapshot's total"),
-				col(TableFunctions, "cum_pct", types.Float64, "cum_bytes in percent of the snapshot's total"),
+				col(TableFunctions, "flat_pct", types.Float64, "flat_bytes in percent of snapshots.total_bytes"),
+				col(TableFunctions, "cum_pct", types.Float64, "cum_bytes in percent of snapshots.total_bytes"),
 			},
 			scan: functionScan{src},
 		},
@@ -143,7 +162,7 @@ func newTables(src Source) map[string]*table {
 				col(TableStacks, "node_id", types.Int64, "snapshots.node_id"),
 				col(TableStacks, "taken_at", timeType, "snapshots.taken_at"),
 				col(TableStacks, "stack_id", types.Int64, "stack number within the snapshot"),
-				col(TableStacks, "frames", types.LongText, "call stack, root first, frames separated by ';'"),
+				col(TableStacks, "frames", framesType, "call stack, root first, frames separated by ';'"),
 				col(TableStacks, "bytes", types.Int64, "in-use bytes"),
 				col(TableStacks, "objects", types.Int64, "in-use objects"),
 			},
@@ -180,21 +199,15 @@ func newTables(src Source) map[string]*table {
 
 type snapshotScan struct{ src Source }
 
-func (s snapshotScan) partitions(*sql.Context) ([]sql.Partition, error) {
-	return []sql.Partition{wholePartition{}}, nil
+// partitions: one per snapshot, so that the primary key looks one up.
+func (s snapshotScan) partitions(ctx *sql.Context) ([]sql.Partition, error) {
+	return snapshotPartitions(ctx, s.src)
 }
 
-func (s snapshotScan) rows(ctx *sql.Context, _ sql.Partition) ([]sql.Row, error) {
-	snaps, err := sortedSnapshots(ctx, s.src)
-	if err != nil {
-		return nil, err
-	}
-	rows := make([]sql.Row, len(snaps))
-	for i, sn := range snaps {
-		rows[i] = sql.Row{sn.ID, sn.NodeID, sn.NodeKind, sn.NodeAddr, sn.TakenAt.UTC(),
-			sn.TotalBytes, sn.TotalObjects, sn.SamplePeriod, sn.Format}
-	}
-	return rows, nil
+func (s snapshotScan) rows(_ *sql.Context, p sql.Partition) ([]sql.Row, error) {
+	sn := p.(snapshotPartition).snap
+	return []sql.Row{{sn.ID, sn.NodeID, sn.NodeKind, sn.NodeAddr, sn.TakenAt.UTC(),
+		sn.TotalBytes, sn.TotalObjects, sn.SamplePeriod, sn.Format}}, nil
 }
 
 // snapshotPartitions gives one partition per snapshot, oldest first so that
@@ -320,16 +333,29 @@ func (s diffScan) rows(ctx *sql.Context, p sql.Partition) ([]sql.Row, error) {
 		if err != nil {
 			return nil, fmt.Errorf("functions of snapshot %s: %w", sn.ID, err)
 		}
-		cur := make(map[string]FunctionRow, len(fns))
-		for _, f := range fns {
-			cur[f.Name] = f
-		}
+		cur := byName(fns)
 		if i > 0 {
 			rows = appendDiff(rows, np.snaps[i-1], sn, prev, cur, fns)
 		}
 		prev = cur
 	}
 	return rows, nil
+}
+
+// byName sums a snapshot's rows per function name: two functions whose
+// names differ only in what jeprof's short name drops (overloads, template
+// arguments) are one function here, as they are one node in jeprof's graph.
+func byName(fns []FunctionRow) map[string]FunctionRow {
+	m := make(map[string]FunctionRow, len(fns))
+	for _, f := range fns {
+		s := m[f.Name]
+		s.FlatBytes += f.FlatBytes
+		s.FlatObjects += f.FlatObjects
+		s.CumBytes += f.CumBytes
+		s.CumObjects += f.CumObjects
+		m[f.Name] = s
+	}
+	return m
 }
 
 // appendDiff adds one row per function present in either snapshot: in the

@@ -48,6 +48,8 @@ func (c Column) Dump() []byte {
 type ResultWriter struct {
 	c      *Conn
 	status uint16
+	// Warnings is the warning count the closing EOF announces.
+	Warnings uint16
 	Row    []byte // reused by the binary protocol's rows too
 	cells  [][]byte
 }
@@ -107,7 +109,7 @@ func (w *ResultWriter) WriteRaw(cells [][]byte) error {
 
 // Finish closes the result set and flushes it.
 func (w *ResultWriter) Finish() error {
-	if err := w.c.WritePacket(EOFPacket(w.status, 0)); err != nil {
+	if err := w.c.WritePacket(EOFPacket(w.status, w.Warnings)); err != nil {
 		return err
 	}
 	return w.c.Flush()
