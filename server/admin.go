@@ -1,9 +1,11 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,6 +84,7 @@ const heapProfOK = "instance of HeapProf"
 
 // nodeAnswer is one node's outcome of a HeapProf call.
 type nodeAnswer struct {
+	id     int64
 	node   backends.Node
 	output string
 	err    error
@@ -91,16 +94,22 @@ func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
 	if e := s.mayProfile("run ADMIN EXECUTE HeapProf"); e != nil {
 		return s.sendError(e)
 	}
+	if s.up != nil && a.Call.Method == parser.MethodToDotFormat && a.Call.Args[0].Kind == parser.ArgString &&
+		strings.Contains(a.Call.Args[0].Str, "/") {
+		// A file on the BE, what StarRocks' own snapshot() returns: its
+		// FE renders it (jeprof next to the BE binary).
+		return s.forwardQuery(query)
+	}
 	ctx, done := s.startStatement(s.srv.cfg.Timeouts.Admin)
 	defer done()
 	started := time.Now()
-	single := a.Target.Frontend || len(a.Target.IDs) == 1
-	if single {
-		id := s.srv.deps.SelfID
-		if !a.Target.Frontend {
-			id = a.Target.IDs[0]
-		}
-		node, err := s.srv.prof.Node(ctx, id)
+	targets, err := s.targets(ctx, a.Target)
+	if err != nil {
+		return s.sendError(adminError(err))
+	}
+	if len(targets) == 1 {
+		// One node, however named: the single-node shape, as the FE does.
+		node, err := targets[0].node, targets[0].err
 		if err != nil {
 			return s.sendError(adminError(err))
 		}
@@ -131,21 +140,26 @@ func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
 		s.warnings = ans.Warnings
 		return s.writeLines(ans.Text)
 	}
-	nodes, err := s.srv.prof.Targets(ctx, a.Target.AllBackends, a.Target.AllComputeNodes, a.Target.IDs)
-	if err != nil {
-		return s.sendError(adminError(err))
+	if s.up != nil && switchesOnFE(a.Call.Method, targets) {
+		// The newest FE switches its BEs' profiling over a whole target
+		// list itself; heapproxy has no HTTP switch for a StarRocks BE.
+		done()
+		return s.forwardQuery(query)
 	}
-	answers := make([]nodeAnswer, len(nodes))
-	results := make([]profiling.Answer, len(nodes))
+	answers := make([]nodeAnswer, len(targets))
+	results := make([]profiling.Answer, len(targets))
 	var wg sync.WaitGroup
-	for i, n := range nodes {
+	for i, t := range targets {
+		answers[i] = nodeAnswer{node: t.node, id: t.id, err: t.err}
+		if t.err != nil {
+			continue // an unknown id is its own ERROR row
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answers[i] = nodeAnswer{node: n}
-			results[i], answers[i].err = s.srv.runHeapProf(ctx, n, a.Call)
+			results[i], answers[i].err = s.srv.runHeapProf(ctx, t.node, a.Call)
 			answers[i].output = results[i].Text
-			s.logAdmin(a, n, started, answers[i].err)
+			s.logAdmin(a, t.node, started, answers[i].err)
 		}()
 	}
 	wg.Wait()
@@ -156,7 +170,9 @@ func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
 	for _, r := range results {
 		s.warnings = append(s.warnings, r.Warnings...)
 	}
-	w, err := s.startResult(mysqlwire.IntColumn("node_id"), mysqlwire.TextColumn("status"), mysqlwire.TextColumn("result"))
+	// The newest FE's fan-out shape: three string columns, one row per
+	// target sorted by id (StarRocks fe-parser ExecuteScriptStmt @25219ddd).
+	w, err := s.startResult(mysqlwire.TextColumn("node_id"), mysqlwire.TextColumn("status"), mysqlwire.TextColumn("result"))
 	if err != nil {
 		return err
 	}
@@ -166,11 +182,58 @@ func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
 		if ans.err != nil {
 			status, result = "ERROR", adminError(ans.err).Message
 		}
-		if err := w.WriteRow(mysqlwire.IntValue(ans.node.ID), mysqlwire.Str(status), mysqlwire.Str(result)); err != nil {
+		if err := w.WriteRow(mysqlwire.IntValue(ans.id), mysqlwire.Str(status), mysqlwire.Str(result)); err != nil {
 			return err
 		}
 	}
 	return w.Finish()
+}
+
+// target is one node of an ADMIN EXECUTE target, or the error of an id
+// that names none.
+type target struct {
+	id   int64
+	node backends.Node
+	err  error
+}
+
+// targets resolves ON FRONTEND, ON <id>, ..., ON ALL BACKENDS and ON ALL
+// COMPUTE NODES. Listed ids keep their duplicates (each runs, as on the
+// FE); an unknown one is its own error; the list is sorted by id.
+func (s *session) targets(ctx context.Context, t parser.Target) ([]target, error) {
+	switch {
+	case t.Frontend:
+		n, err := s.srv.prof.Node(ctx, s.srv.deps.SelfID)
+		return []target{{id: s.srv.deps.SelfID, node: n, err: err}}, nil
+	case t.AllBackends, t.AllComputeNodes:
+		nodes, err := s.srv.prof.Targets(ctx, t.AllBackends, t.AllComputeNodes, nil)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]target, len(nodes))
+		for i, n := range nodes {
+			out[i] = target{id: n.ID, node: n}
+		}
+		return out, nil
+	}
+	out := make([]target, len(t.IDs))
+	for i, id := range t.IDs {
+		n, err := s.srv.prof.Node(ctx, id)
+		out[i] = target{id: id, node: n, err: err}
+	}
+	slices.SortStableFunc(out, func(a, b target) int { return cmp.Compare(a.id, b.id) })
+	return out, nil
+}
+
+// switchesOnFE tells a fan-out of enable/disable/has_enable over StarRocks
+// BEs, which only their FE can switch.
+func switchesOnFE(m parser.Method, targets []target) bool {
+	switch m {
+	case parser.MethodEnableProf, parser.MethodDisableProf, parser.MethodHasEnable:
+	default:
+		return false
+	}
+	return slices.ContainsFunc(targets, func(t target) bool { return t.err == nil && t.node.Kind == backends.StarRocks })
 }
 
 // mayProfile refuses, as MySQL's 1227, what only profile_users may do:

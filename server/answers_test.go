@@ -62,3 +62,71 @@ func TestSymbolizerWarnings(t *testing.T) {
 		t.Errorf("warnings outlived the next statement:\n%s", out)
 	}
 }
+
+// The newest StarRocks FE's fan-out: string columns, an unknown id is its
+// own ERROR row, duplicates run twice, and a target that resolves to one
+// node answers the single-node shape.
+func TestFanOutShape(t *testing.T) {
+	host, port := startJenode(t)
+	srv := startProxyDeps(t, Config{}, testDeps(t, backends.Node{ID: 10002, Kind: backends.GreptimeDB, Host: host, HTTPPort: port}))
+	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
+	rows, err := db.Query(adminSQL("42, 10002, 10002", "has_enable()"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, _ := rows.ColumnTypes()
+	var got []string
+	for rows.Next() {
+		var id, status, result string
+		if err := rows.Scan(&id, &status, &result); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, id+" "+status+" "+result)
+	}
+	rows.Close()
+	if want := "42 ERROR node not found: 42|10002 OK false|10002 OK false"; strings.Join(got, "|") != want {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+	for _, c := range types {
+		if c.DatabaseTypeName() != "VARCHAR" {
+			t.Errorf("column %s is %s, want a string as the FE sends", c.Name(), c.DatabaseTypeName())
+		}
+	}
+	// ALL BACKENDS that is one node: the single `result` shape.
+	if got := mustLines(t, db, adminSQL("ALL BACKENDS", "has_enable()")); len(got) != 1 || got[0] != "false" {
+		t.Errorf("ALL BACKENDS over one node: %q", got)
+	}
+}
+
+// In front of a StarRocks FE, enable/disable/has_enable over several BEs go
+// to the FE (which switches its BEs; heapproxy has no HTTP switch for
+// them), and to_dot_format of a BE file path too. Here the FE is another
+// heapproxy, which answers them from its own registry.
+func TestFanOutSwitchForwardedToFE(t *testing.T) {
+	host, port := startJenode(t)
+	fe := startProxyDeps(t, Config{}, testDeps(t,
+		backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port},
+		backends.Node{ID: 10002, Kind: backends.GreptimeDB, Host: host, HTTPPort: port}))
+	proxy := startProxyDeps(t, Config{Upstream: fe.Addr().String()}, testDeps(t,
+		backends.Node{ID: 10001, Kind: backends.StarRocks, Host: host, HTTPPort: port},
+		backends.Node{ID: 10002, Kind: backends.StarRocks, Host: host, HTTPPort: port},
+		backends.Node{ID: 10003, Kind: backends.StarRocks, Host: host, HTTPPort: port}))
+	db := openSchema(t, proxy.Addr().String(), "root", "", "", "")
+	rows, err := db.Query(adminSQL("10001, 10002", "has_enable()"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var id, status, result string
+		rows.Scan(&id, &status, &result)
+		got = append(got, id+" "+status+" "+result)
+	}
+	rows.Close()
+	if want := "10001 OK false|10002 OK false"; strings.Join(got, "|") != want {
+		t.Errorf("fan-out has_enable in front of the FE: %q, want the FE's %q", got, want)
+	}
+	// Node 10003 is only the proxy's: the FE's answer says it has none.
+	_, err = queryLines(t, db, adminSQL("10003", `to_dot_format(\"/opt/starrocks/be/heap_profile.123.abc\")`))
+	wantMySQLError(t, err, 1064, "HY000", "node not found: 10003")
+}

@@ -50,8 +50,8 @@ type ResultWriter struct {
 	status uint16
 	// Warnings is the warning count the closing EOF announces.
 	Warnings uint16
-	Row    []byte // reused by the binary protocol's rows too
-	cells  [][]byte
+	Row      []byte // reused by the binary protocol's rows too
+	cells    [][]byte
 }
 
 // StartResult writes the column count, definitions and their EOF, with
