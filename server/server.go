@@ -1,7 +1,13 @@
 // Package server is heapproxy's MySQL front: it accepts clients, logs them
 // in (passing authentication through to the upstream, or checking its own
 // user list in the embedded default), answers the statements heapproxy
-// owns and relays everything else to the upstream packet by packet.
+// owns and hands everything else to the relay (internal/relay). Packets are
+// read and written through internal/mysqlwire; HeapProf work is the
+// profiling service's, whose answers and errors become packets here.
+//
+// Where a change goes: a new command is a case in dispatch (commands.go); a
+// statement heapproxy answers itself, a route in route and intercept
+// (local.go); a HeapProf method's printed answer, admin.go.
 package server
 
 import (
