@@ -100,8 +100,15 @@ func (m *model) writeDOT(ctx context.Context, w io.Writer, opt Options) error {
 	}
 
 	// Edges come from the stacks before ReduceProfile: recursion yields
-	// self-edges and repeated edges, as in jeprof.
+	// self-edges and repeated edges, as in jeprof. Under NamesGo an edge is
+	// inlined (dashed) when its callee was inlined at every call along it,
+	// as in pprof.
 	edges := map[uint64]float64{}
+	var inlined map[uint64]bool
+	var inl []bool
+	if m.goNames {
+		inlined = map[uint64]bool{}
+	}
 	for si, st := range m.stacks {
 		if si%ctxCheckLines == 0 {
 			if err := ctx.Err(); err != nil {
@@ -109,12 +116,23 @@ func (m *model) writeDOT(ctx context.Context, w io.Writer, opt Options) error {
 			}
 		}
 		tr := m.translated(si)
+		if m.goNames {
+			inl = m.inlinedFrames(st.locs, inl[:0])
+		}
 		for i := 1; i < len(tr); i++ {
 			src, dst := tr[i], tr[i-1]
 			if node[src] == 0 || node[dst] == 0 {
 				continue
 			}
-			edges[uint64(src)<<32|uint64(dst)] += st.v
+			k := uint64(src)<<32 | uint64(dst)
+			if inlined != nil {
+				if prev, ok := inlined[k]; ok {
+					inlined[k] = prev && inl[i-1]
+				} else {
+					inlined[k] = inl[i-1]
+				}
+			}
+			edges[k] += st.v
 		}
 	}
 	sorted := make([]dotEdge, 0, len(edges))
@@ -160,7 +178,8 @@ func (m *model) writeDOT(ctx context.Context, w io.Writer, opt Options) error {
 			weight = 100000
 		}
 		style := fmt.Sprintf("setlinewidth(%f)", fraction*2)
-		if strings.Contains(m.names[e.dst], "(inline)") {
+		if inlined != nil && inlined[uint64(e.src)<<32|uint64(e.dst)] ||
+			inlined == nil && strings.Contains(m.names[e.dst], "(inline)") {
 			style += ",dashed"
 		}
 		fmt.Fprintf(bw, "N%d -> N%d [label=%s, weight=%d, style=\"%s\"];\n",

@@ -35,6 +35,112 @@ type Options struct {
 	// DefaultSampleType, or its last sample type (jeprof's inuse_space for
 	// heap_v2).
 	SampleType string
+	// Names chooses how functions are named in nodes. The zero value,
+	// NamesAuto, names a Go program's profile (IsGoProfile) as `go tool
+	// pprof` does and any other as jeprof does.
+	Names Names
+}
+
+// Names is a way of naming a profile's functions in its graph.
+type Names int
+
+const (
+	// NamesAuto is NamesGo for a profile IsGoProfile reports as Go's, else
+	// NamesJeprof.
+	NamesAuto Names = iota
+	// NamesJeprof is jeprof's naming, for C, C++ and Rust programs:
+	// funcname.Short, "name@addr" for nm symbols sharing a short name, and
+	// inlined frames as nodes of their own named "name (inline)".
+	NamesJeprof
+	// NamesGo is `go tool pprof`'s naming: funcname.Pprof of the function's
+	// name, which keeps receivers ("tsdb.(*Head).appender"), or the full
+	// name when functions of the profile share that short name, so
+	// distinct functions never share a node; an inlined frame is its
+	// function's node, and an edge to a function inlined at every call
+	// along it is dashed.
+	NamesGo
+)
+
+// IsGoProfile reports whether p comes from a Go program: more than half of
+// its functions that have a source file name have one ending in ".go".
+// runtime/pprof names every function's file (profiles of Go services,
+// heapproxy's own, and their snapshots), while C, C++ and Rust functions
+// symbolized from DWARF come from .c, .cc, .h or .rs files, and jemalloc
+// dumps symbolized without line tables have no file names at all.
+func IsGoProfile(p *profile.Profile) bool {
+	if p == nil {
+		return false
+	}
+	goFiles, files := 0, 0
+	for _, f := range p.Function {
+		if f == nil || f.Filename == "" {
+			continue
+		}
+		files++
+		if strings.HasSuffix(f.Filename, ".go") {
+			goFiles++
+		}
+	}
+	return goFiles*2 > files
+}
+
+// goNames tells whether opt names p's functions the Go way.
+func goNames(p *profile.Profile, names Names) bool {
+	return names == NamesGo || names == NamesAuto && IsGoProfile(p)
+}
+
+// goFuncName is the name pprof knows a function by: Name, else
+// SystemName.
+func goFuncName(f *profile.Function) string {
+	if f.Name != "" {
+		return f.Name
+	}
+	return f.SystemName
+}
+
+// GoNodeNames maps the name of each function of the profiles (Name, else
+// SystemName) to its node name under NamesGo: funcname.Pprof of it, or
+// the name itself where several functions would share a node name. Node
+// names are therefore distinct for distinct functions.
+func GoNodeNames(ps ...*profile.Profile) map[string]string {
+	out := map[string]string{}
+	for _, p := range ps {
+		if p == nil {
+			continue
+		}
+		for _, f := range p.Function {
+			if f == nil {
+				continue
+			}
+			if full := goFuncName(f); full != "" {
+				out[full] = funcname.Pprof(full)
+			}
+		}
+	}
+	// A node name shared by several functions gives way to their full
+	// names, which are distinct; repeat in case a full name equals
+	// another function's short one.
+	for {
+		byShort := make(map[string][]string, len(out))
+		for full, short := range out {
+			byShort[short] = append(byShort[short], full)
+		}
+		changed := false
+		for short, fulls := range byShort {
+			if len(fulls) < 2 {
+				continue
+			}
+			for _, full := range fulls {
+				if full != short {
+					out[full] = full
+					changed = true
+				}
+			}
+		}
+		if !changed {
+			return out
+		}
+	}
 }
 
 // DefaultOptions returns jeprof's defaults: --nodecount=80
@@ -101,7 +207,8 @@ type model struct {
 	locDone   []bool
 	perCaller []bool            // location has Callback::Run frames
 	runIDs    map[string]int    // ShortIdFor
-	shorts    map[string]string // funcname.Short cache
+	shorts    map[string]string // funcname.Short cache, or GoNodeNames
+	goNames   bool              // NamesGo
 
 	// trans holds every stack's node names (translate's output), stack
 	// after stack; transEnd[i] is where stack i's names end.
@@ -122,6 +229,10 @@ func buildModel(ctx context.Context, p *profile.Profile, opt Options) (*model, e
 		return nil, err
 	}
 	m := &model{kind: kind, locIdx: map[string]int32{}, nameIdx: map[string]int32{}, runIDs: map[string]int{}, shorts: map[string]string{}}
+	if goNames(p, opt.Names) {
+		m.goNames = true
+		m.shorts = GoNodeNames(p, opt.Base)
+	}
 	ix := stackIndex{heads: make(map[uint64]int32, len(p.Sample))}
 	if err := m.collect(ctx, p, idx, 1, &ix); err != nil {
 		return nil, err
@@ -151,7 +262,9 @@ func buildModel(ctx context.Context, p *profile.Profile, opt Options) (*model, e
 		m.total += st.v
 		st.locs = m.removeUninteresting(st.locs)
 	}
-	m.shortMap = fullnameToShortname(m.frames)
+	if !m.goNames {
+		m.shortMap = fullnameToShortname(m.frames)
+	}
 	m.locNames = make([][]int32, len(m.locKeys))
 	m.locDone = make([]bool, len(m.locKeys))
 	m.perCaller = make([]bool, len(m.locKeys))
@@ -328,6 +441,8 @@ func (m *model) jeprofFrames(loc *profile.Location) []frame {
 		full, file := "??", ""
 		if f := loc.Line[j].Function; f != nil {
 			switch {
+			case m.goNames && f.Name != "":
+				full = f.Name
 			case f.SystemName != "":
 				full = f.SystemName
 			case f.Name != "":
@@ -337,8 +452,12 @@ func (m *model) jeprofFrames(loc *profile.Location) []frame {
 		}
 		short, ok := m.shorts[full]
 		if !ok {
-			// Names repeat across PCs.
+			// Names repeat across PCs. (Under NamesGo, every function's
+			// name is there already but a missing one: "??".)
 			short = funcname.Short(full)
+			if m.goNames {
+				short = funcname.Pprof(full)
+			}
 			m.shorts[full] = short
 		}
 		out = append(out, frame{short: short, full: full, file: file, line: loc.Line[j].Line})
@@ -485,7 +604,7 @@ func (m *model) nodeNames(l int32) []int32 {
 		if s, ok := m.shortMap[fr[j].full]; ok {
 			name = s
 		}
-		if j > 0 {
+		if j > 0 && !m.goNames {
 			name += " (inline)"
 		}
 		if isCallbackRun(name) {
@@ -610,3 +729,16 @@ func percent(num, tot float64) string {
 
 // perlInt is Perl's int(): truncation toward zero.
 func perlInt(f float64) float64 { return math.Trunc(f) }
+
+// inlinedFrames appends, for each node name translate gives a stack, whether
+// that frame was inlined into its caller: every name of a location but its
+// last (the containing function).
+func (m *model) inlinedFrames(locs []int32, out []bool) []bool {
+	for _, l := range locs {
+		n := len(m.locNames[l])
+		for j := range n {
+			out = append(out, j < n-1)
+		}
+	}
+	return out
+}

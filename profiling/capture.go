@@ -143,6 +143,9 @@ func (s *Service) renderDOT(ctx context.Context, node backends.Node, c *captured
 	}
 	defer release()
 	opt := heapprof.DefaultOptions()
+	if node.Kind == backends.Go || node.Kind == backends.Self {
+		opt.Names = heapprof.NamesGo // go tool pprof's names, receivers kept
+	}
 	opt.Base = base
 	opt.Program = node.Binary
 	if opt.Program == "" {

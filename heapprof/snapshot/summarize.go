@@ -29,6 +29,13 @@ import (
 // per stack even when it recurses. Functions are told apart by full name;
 // stacks by their frames' short names (stacks equal under short names are
 // one Stack row).
+//
+// Short names are the DOT graph's node names: for a Go program's profile
+// (heapprof.IsGoProfile) `go tool pprof`'s names, which keep receivers
+// ("tsdb.(*Head).appender"), or the full name where two functions of the
+// profile would share one (heapprof.GoNodeNames), so distinct Go
+// functions never share a short name or merge stacks; otherwise jeprof's
+// ShortFunctionName.
 func Summarize(p *profile.Profile) (Totals, []Function, []Stack) {
 	bi, oi := valueIndex(p)
 	type acc struct{ flatB, flatO, cumB, cumO float64 }
@@ -39,6 +46,9 @@ func Summarize(p *profile.Profile) (Totals, []Function, []Stack) {
 	funcs := map[string]*acc{}
 	stacks := map[string]*stackAcc{}
 	frames := newFrameCache()
+	if heapprof.IsGoProfile(p) {
+		frames.goNames = heapprof.GoNodeNames(p)
+	}
 	var totB, totO float64
 	seen := map[string]bool{}
 	var names, shorts []string
@@ -110,6 +120,8 @@ func Summarize(p *profile.Profile) (Totals, []Function, []Stack) {
 type frameCache struct {
 	locs   map[*profile.Location]*locFrames
 	shorts map[string]string
+	// goNames, for a Go profile, holds every function's short name.
+	goNames map[string]string
 }
 
 type locFrames struct {
@@ -122,6 +134,12 @@ func newFrameCache() *frameCache {
 }
 
 func (c *frameCache) short(name string) string {
+	if c.goNames != nil {
+		if s, ok := c.goNames[name]; ok {
+			return s
+		}
+		return funcname.Pprof(name)
+	}
 	s, ok := c.shorts[name]
 	if !ok {
 		s = funcname.Short(name)

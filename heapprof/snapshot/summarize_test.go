@@ -386,3 +386,53 @@ func TestSummarizeEdgeCases(t *testing.T) {
 		})
 	}
 }
+
+// TestSummarizeGoNames checks a Go profile's rows: ShortName is the DOT
+// graph's node name (pprof's, receivers kept; the full name where two
+// functions would share it), so methods of different types stay apart in
+// functions and in stacks.
+func TestSummarizeGoNames(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		funcs  []string // callee first, one stack each under main.main
+		shorts []string
+	}{
+		{"receivers", []string{"github.com/p/tsdb.(*Head).appender", "github.com/p/tsdb.(*RangeHead).appender"},
+			[]string{"tsdb.(*Head).appender", "tsdb.(*RangeHead).appender"}},
+		{"shared short name", []string{"github.com/a/x.F", "github.com/b/x.F"},
+			[]string{"github.com/a/x.F", "github.com/b/x.F"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			main := &profile.Function{ID: 1, Name: "main.main", Filename: "main.go"}
+			root := &profile.Location{ID: 1, Line: []profile.Line{{Function: main}}}
+			p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"}},
+				Function: []*profile.Function{main}, Location: []*profile.Location{root}}
+			for i, n := range c.funcs {
+				f := &profile.Function{ID: uint64(i + 2), Name: n, SystemName: n, Filename: "x.go"}
+				l := &profile.Location{ID: uint64(i + 2), Line: []profile.Line{{Function: f}}}
+				p.Function = append(p.Function, f)
+				p.Location = append(p.Location, l)
+				p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{l, root}, Value: []int64{1, int64(100 * (i + 1))}})
+			}
+			_, funcs, stacks := Summarize(p)
+			short := map[string]string{}
+			for _, f := range funcs {
+				short[f.Name] = f.ShortName
+			}
+			for i, n := range c.funcs {
+				if short[n] != c.shorts[i] {
+					t.Errorf("%s: ShortName %q, want %q (jeprof's: %q)", n, short[n], c.shorts[i], funcname.Short(n))
+				}
+			}
+			if len(stacks) != len(c.funcs) {
+				t.Errorf("%d stacks, want %d: %v", len(stacks), len(c.funcs), stacks)
+			}
+			for i := range c.funcs {
+				want := "main.main;" + c.shorts[len(c.funcs)-1-i]
+				if stacks[i].Frames != want {
+					t.Errorf("stack %d: %q, want %q", i, stacks[i].Frames, want)
+				}
+			}
+		})
+	}
+}
