@@ -223,6 +223,17 @@ func IsShowWarnings(sql string) bool {
 	return t.kind == tokWord && (keyword(t.text, "WARNINGS") || keyword(t.text, "ERRORS"))
 }
 
+// IsShowGrants tells SHOW GRANTS [FOR ...]: a question about the session's
+// own rights, which every user may ask.
+func IsShowGrants(sql string) bool {
+	l := lexer{src: sql}
+	if t := l.next(); t.kind != tokWord || !keyword(t.text, "SHOW") {
+		return false
+	}
+	t := l.next()
+	return t.kind == tokWord && keyword(t.text, "GRANTS")
+}
+
 // classifyKill reads KILL [CONNECTION | QUERY] <id>; other forms (MariaDB's
 // KILL USER, KILL QUERY ID, HARD/SOFT) are forwarded.
 func classifyKill(l *lexer) *Statement {

@@ -97,8 +97,19 @@ func (s *session) answerEmbedded(cmd command) error {
 	switch cmd.code() {
 	case mysql.COM_PING, mysql.COM_RESET_CONNECTION:
 		if cmd.code() == mysql.COM_RESET_CONNECTION {
+			// Variables (user and system) start over in a new engine
+			// session; the current database stays, as on MySQL.
 			s.vars = nil
 			s.closeLocalStmts()
+			if s.sql != nil {
+				s.sql = nil
+				s.status |= mysql.SERVER_STATUS_AUTOCOMMIT
+				if s.db != "" {
+					if e := s.localUseDB(s.db); e != nil {
+						return s.sendError(e)
+					}
+				}
+			}
 		}
 		return s.sendOK()
 	case mysql.COM_STMT_CLOSE, mysql.COM_STMT_SEND_LONG_DATA:
@@ -158,6 +169,11 @@ func (s *session) mayReadProfiles() *mysql.MyError {
 		s.user, strings.Join(s.srv.cfg.ProfileUsers, ", ")))
 }
 
+func errSetGlobal() *mysql.MyError {
+	return mysql.NewError(mysql.ER_SPECIFIC_ACCESS_DENIED_ERROR,
+		"Access denied; heapproxy's embedded default has no global variables to set")
+}
+
 func noUpstream() *mysql.MyError {
 	return mysql.NewError(mysql.ER_NOT_SUPPORTED_YET,
 		"heapproxy runs on its embedded default without an upstream database, so this statement has nowhere to go; "+
@@ -193,12 +209,23 @@ func (s *session) answerLocal(stmt *parser.Statement, query []byte) error {
 	if s.srv.deps.SQL != nil {
 		switch stmt.Kind {
 		case parser.Forward, parser.Use:
-			if e := s.mayReadProfiles(); e != nil {
+			if e := s.mayReadProfiles(); e != nil && !parser.IsShowGrants(string(query)) {
 				return s.sendError(e)
 			}
 			return s.querySQL(query)
-		case parser.ShowDatabases, parser.ShowVariables:
+		case parser.ShowDatabases, parser.ShowVariables, parser.LocalSelect:
+			// The engine keeps the session's variables and evaluates what
+			// a SELECT without FROM may hold (@@x, @user_var, NOW() in the
+			// session's time zone), so heapproxy's answers and the
+			// engine's agree.
 			return s.querySQL(query)
+		case parser.Set:
+			for _, a := range stmt.Set {
+				if a.Scope == parser.ScopeGlobal {
+					return s.sendError(errSetGlobal())
+				}
+			}
+			return s.setSQL(query)
 		}
 	}
 	switch stmt.Kind {
@@ -334,8 +361,7 @@ func (s *session) setVar(a parser.Assignment) *mysql.MyError {
 	case a.User:
 		return nil // user variables are only read through the upstream
 	case a.Scope == parser.ScopeGlobal:
-		return mysql.NewError(mysql.ER_SPECIFIC_ACCESS_DENIED_ERROR,
-			"Access denied; heapproxy's embedded default has no global variables to set")
+		return errSetGlobal()
 	}
 	if _, ok := s.embeddedVars()[a.Name]; !ok {
 		return mysql.NewError(mysql.ER_UNKNOWN_SYSTEM_VARIABLE, fmt.Sprintf("Unknown system variable '%s'", a.Name))

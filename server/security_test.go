@@ -433,3 +433,17 @@ func TestHeapprofSchemaNeedsProfileUser(t *testing.T) {
 		t.Errorf("root: %v %q", err, out)
 	}
 }
+
+// Any user may ask SHOW GRANTS; a non-profile user's has no heapprof.
+func TestShowGrantsForEveryone(t *testing.T) {
+	srv, _, _ := startSchemaProxyWith(t, 1, Config{Users: []User{{Name: "root"}, {Name: "viewer", Password: "v"}}})
+	h, p := hostPort(srv)
+	out, err := cli(t, h, p, "viewer", "v", "-N", "-e", "SHOW GRANTS")
+	if err != nil || !strings.Contains(out, "USAGE") || strings.Contains(out, "heapprof") {
+		t.Errorf("viewer SHOW GRANTS: %v %q", err, out)
+	}
+	out, err = cli(t, h, p, "root", "", "-N", "-e", "SHOW GRANTS")
+	if err != nil || !strings.Contains(out, "heapprof") {
+		t.Errorf("root SHOW GRANTS: %v %q", err, out)
+	}
+}

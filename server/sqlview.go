@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
@@ -18,7 +19,21 @@ func (s *session) sqlSession() (*sqlview.Session, *mysql.MyError) {
 	if s.sql != nil {
 		return s.sql, nil
 	}
-	sess, err := s.srv.deps.SQL.NewSession(context.Background(), s.user, s.client.NetConn().RemoteAddr().String(), s.id)
+	// The engine answers @@x, SHOW VARIABLES and SET for the session: it
+	// starts with the values heapproxy announces (the version of its
+	// handshake, its max_allowed_packet, ...), so both agree.
+	vars := map[string]any{}
+	for _, name := range []string{"version", "version_comment", "version_compile_os", "version_compile_machine",
+		"max_allowed_packet", "system_time_zone", "license", "hostname", "port"} {
+		v := s.embeddedVars()[name]
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			vars[name] = n // the engine's numeric variables take numbers
+		} else {
+			vars[name] = v
+		}
+	}
+	sess, err := s.srv.deps.SQL.NewSessionWith(context.Background(), s.user, s.client.NetConn().RemoteAddr().String(), s.id,
+		sqlview.SessionOptions{Variables: vars, ReadsProfiles: s.mayReadProfiles() == nil})
 	if err != nil {
 		return nil, sqlError(err)
 	}
@@ -38,6 +53,31 @@ func (s *session) querySQL(query []byte) error {
 	res, err := s.srv.deps.SQL.Query(ctx, sess, string(query))
 	if err != nil {
 		return s.sendError(statementError(ctx, err))
+	}
+	return s.writeSQLResult(ctx, res, false)
+}
+
+// setSQL runs a SET in the heapprof SQL engine, which keeps the session's
+// variables (system and user ones: a later SELECT or EXECUTE ... USING
+// reads them there); autocommit also changes the status flag heapproxy
+// sends.
+func (s *session) setSQL(query []byte) error {
+	sess, e := s.sqlSession()
+	if e != nil {
+		return s.sendError(e)
+	}
+	ctx, done := s.startStatement(s.srv.cfg.Timeouts.Admin)
+	defer done()
+	res, err := s.srv.deps.SQL.Query(ctx, sess, string(query))
+	if err != nil {
+		return s.sendError(statementError(ctx, err))
+	}
+	if v, err := sess.Variable(ctx, "autocommit"); err == nil {
+		if fmt.Sprint(v) == "0" {
+			s.status &^= mysql.SERVER_STATUS_AUTOCOMMIT
+		} else {
+			s.status |= mysql.SERVER_STATUS_AUTOCOMMIT
+		}
 	}
 	return s.writeSQLResult(ctx, res, false)
 }

@@ -78,6 +78,10 @@ type Session struct {
 	// prepared counts the open prepared statements per query text: the
 	// engine caches one parsed statement per text and session.
 	prepared map[string]int
+	// user is the account name; profiles says it may read the heapprof
+	// schema (SHOW GRANTS lists SELECT on it).
+	user     string
+	profiles bool
 }
 
 // NewSession starts a session for user connected from addr (host:port);
@@ -85,6 +89,13 @@ type Session struct {
 // The session's time zone is UTC, matching how taken_at is stored (Grafana
 // sends FROM_UNIXTIME bounds and reads the times back as UTC).
 func (e *Engine) NewSession(ctx context.Context, user, addr string, connID uint32) (*Session, error) {
+	return e.NewSessionWith(ctx, user, addr, connID, SessionOptions{})
+}
+
+// NewSessionWith is NewSession with the front's own session settings:
+// values of system variables it knows better than the engine (the
+// version it announces, max_allowed_packet, ...) and the user's grants.
+func (e *Engine) NewSessionWith(ctx context.Context, user, addr string, connID uint32, opts SessionOptions) (*Session, error) {
 	// USER() is user@host, as in MySQL: the client's port is not part of it.
 	host := addr
 	if h, _, err := net.SplitHostPort(addr); err == nil {
@@ -92,12 +103,16 @@ func (e *Engine) NewSession(ctx context.Context, user, addr string, connID uint3
 	}
 	base := sql.NewBaseSessionWithClientServer("heapproxy", sql.Client{User: user, Address: host}, connID)
 	sctx := sql.NewContext(ctx, sql.WithSession(base))
-	for name, v := range map[string]any{"version_comment": VersionComment, "time_zone": "+00:00"} {
+	vars := map[string]any{"version_comment": VersionComment, "time_zone": "+00:00"}
+	for name, v := range opts.Variables {
+		vars[strings.ToLower(name)] = v
+	}
+	for name, v := range vars {
 		if err := base.InitSessionVariable(sctx, name, v); err != nil {
 			return nil, fmt.Errorf("sqlview: session variable %s: %w", name, err)
 		}
 	}
-	return &Session{base: base}, nil
+	return &Session{base: base, user: user, profiles: opts.ReadsProfiles}, nil
 }
 
 // Database is the session's current database ("" when none).
@@ -245,14 +260,16 @@ func (e *Engine) Query(ctx context.Context, s *Session, query string) (*Result, 
 		return nil, errors.New("sqlview: nil Session")
 	}
 	sctx, b := e.newContext(ctx, s, query)
-	stmt, err := e.parse(sctx, query)
+	stmt, err := e.parse(sctx, s, query)
 	if errors.Is(err, ast.ErrEmpty) {
 		return &Result{}, nil // a comment alone: MariaDB answers OK
 	}
 	if err != nil {
 		return nil, err
 	}
-	switch stmt.(type) {
+	switch st := stmt.(type) {
+	case *ast.ShowGrants:
+		return e.showGrants(sctx, b, s, st)
 	case *ast.LockTables, *ast.UnlockTables:
 		// Read locks only (the guard refused others): the tables are
 		// read-only, so there is nothing to wait for; go-mysql-server's
@@ -286,13 +303,15 @@ func (b *stmtBudget) toError(err error) *Error {
 
 // parse parses one statement and refuses writes. An empty statement (a
 // comment alone) is ast.ErrEmpty, unwrapped.
-func (e *Engine) parse(sctx *sql.Context, query string) (ast.Statement, error) {
+func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Statement, error) {
 	stmt, _, _, err := e.gms.Parser.Parse(sctx, query, false)
 	if errors.Is(err, ast.ErrEmpty) {
 		return nil, ast.ErrEmpty
 	}
 	if err != nil {
-		return nil, toError(sql.ErrSyntaxError.New(err.Error()))
+		if stmt, err = e.reparse(query, toError(sql.ErrSyntaxError.New(err.Error()))); err != nil {
+			return nil, err
+		}
 	}
 	// Writes, file access and statements that reach beyond the session
 	// are refused before planning (guard.go): go-mysql-server reports some
@@ -305,6 +324,12 @@ func (e *Engine) parse(sctx *sql.Context, query string) (ast.Statement, error) {
 				zap.String("user", sctx.Session.Client().User), zap.String("query", query), zap.String("reason", refused.Message))
 		}
 		return nil, toError(err)
+	}
+	if err := checkSetVariables(stmt); err != nil {
+		return nil, err
+	}
+	if err := checkSystemSchema(s, stmt); err != nil {
+		return nil, err
 	}
 	return stmt, nil
 }
@@ -400,9 +425,17 @@ func columns(ctx *sql.Context, schema sql.Schema) []Column {
 		if ct, ok := c.Type.(sql.TypeWithCollation); ok {
 			charset = wireCollation(ct.Collation())
 		}
-		if types.IsBinaryType(c.Type) || !types.IsText(c.Type) {
+		// ENUM and SET (information_schema's TABLE_TYPE, COLUMN_KEY, ...)
+		// are text in their collation, as MySQL sends them; drivers read
+		// binary-labelled columns as bytes.
+		if types.IsBinaryType(c.Type) || !(types.IsText(c.Type) || types.IsEnum(c.Type) || types.IsSet(c.Type)) {
 			// MySQL labels numbers, dates and blobs with the binary collation.
 			charset = uint16(sql.Collation_binary)
+		}
+		if c.Type == types.Null && c.Source != "" {
+			// A table column go-mysql-server types NULL (always NULL:
+			// information_schema.SCHEMATA.SQL_PATH, ...) is text in MySQL.
+			charset = collationUTF8MB4
 		}
 		if !c.Nullable {
 			flags |= int64(querypb.MySqlFlag_NOT_NULL_FLAG)

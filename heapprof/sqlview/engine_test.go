@@ -352,6 +352,10 @@ func driverTypeName(c Column) string {
 			return "UNSIGNED BIGINT"
 		}
 		return "BIGINT"
+	case 10:
+		return "DATE"
+	case 11:
+		return "TIME"
 	case 12:
 		return "DATETIME"
 	case 252:

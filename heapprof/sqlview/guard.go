@@ -40,7 +40,8 @@ package sqlview
 //   - any statement not on the allow list below (allowStatement): new
 //     go-mysql-server statements are refused until reviewed
 //
-// Allowed: SELECT / UNION / TABLE / VALUES, SHOW, DESCRIBE / EXPLAIN of
+// Allowed: SELECT / UNION / TABLE / VALUES, SHOW (SHOW GRANTS is answered by
+// the engine itself: session.go), DESCRIBE / EXPLAIN of
 // those, USE, SET of session and user variables, BEGIN / COMMIT /
 // ROLLBACK / SAVEPOINT (no-ops on read-only tables), PREPARE / EXECUTE /
 // DEALLOCATE (the prepared text is checked the same way).
@@ -162,7 +163,7 @@ func checkFileAccess(stmt ast.Statement) error {
 // allowStatement is the allow list of statement kinds.
 func allowStatement(stmt ast.Statement) error {
 	switch s := stmt.(type) {
-	case *ast.Select, *ast.SetOp, *ast.ParenSelect, *ast.Show, *ast.Use,
+	case *ast.Select, *ast.SetOp, *ast.ParenSelect, *ast.Show, *ast.Use, *ast.ShowGrants,
 		*ast.Begin, *ast.Commit, *ast.Rollback, *ast.Savepoint, *ast.RollbackSavepoint, *ast.ReleaseSavepoint,
 		*ast.Execute, *ast.Deallocate:
 		return nil

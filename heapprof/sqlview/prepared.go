@@ -39,7 +39,7 @@ func (e *Engine) Prepare(ctx context.Context, s *Session, query string) (*Prepar
 	}
 	sctx, b := e.newContext(ctx, s, query)
 	defer b.release() // planning only: nothing stays charged
-	stmt, err := e.parse(sctx, query)
+	stmt, err := e.parse(sctx, s, query)
 	if errors.Is(err, ast.ErrEmpty) {
 		return nil, &Error{Code: mysql.EREmptyQuery, State: mysql.SSClientError, Message: "Query was empty"}
 	}

@@ -1,0 +1,238 @@
+package sqlview
+
+import (
+	"context"
+	gosql "database/sql"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// refSession answers statements on one MariaDB connection (session state
+// carries across them) through go-sql-driver/mysql: the column names,
+// their types as the driver names them, text rows ("NULL" for NULL), or
+// the error.
+type refSession struct{ conn *gosql.Conn }
+
+func (r refSession) answer(ctx context.Context, q string) (cols, typs []string, rows [][]string, err error) {
+	rs, err := r.conn.QueryContext(ctx, q)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer rs.Close()
+	cts, err := rs.ColumnTypes()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, c := range cts {
+		cols = append(cols, c.Name())
+		typs = append(typs, c.DatabaseTypeName())
+	}
+	for rs.Next() {
+		vals := make([]gosql.RawBytes, len(cts))
+		ptrs := make([]any, len(vals))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rs.Scan(ptrs...); err != nil {
+			return nil, nil, nil, err
+		}
+		row := make([]string, len(vals))
+		for i, v := range vals {
+			row[i] = "NULL"
+			if v != nil {
+				row[i] = string(v)
+			}
+		}
+		rows = append(rows, row)
+	}
+	return cols, typs, rows, rs.Err()
+}
+
+// engineTyped is the engine's answer in refSession's terms.
+func engineTyped(ctx context.Context, e *Engine, s *Session, q string) (cols, typs []string, rows [][]string, err error) {
+	r, err := e.Query(ctx, s, q)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer r.Close()
+	for _, c := range r.Columns {
+		cols = append(cols, c.Name)
+		typs = append(typs, driverTypeName(c))
+	}
+	for {
+		row, err := r.Next()
+		if err != nil {
+			break
+		}
+		vals := make([]string, len(row))
+		for i, v := range row {
+			vals[i] = "NULL"
+			if v != nil {
+				vals[i] = string(v)
+			}
+		}
+		rows = append(rows, vals)
+	}
+	return cols, typs, rows, nil
+}
+
+func errorCode(err error) uint16 {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return 0
+}
+
+func refConn(t *testing.T) refSession {
+	t.Helper()
+	conn, err := ref.db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Leave the pooled connection as it was found.
+		conn.ExecContext(context.Background(), "SET @n = NULL, SQL_SELECT_LIMIT = DEFAULT, time_zone = '+00:00'")
+		conn.Close()
+	})
+	return refSession{conn: conn}
+}
+
+// BI tools' statements, in order on one session of each, answer the same
+// columns, types, rows and error codes on the engine and on MariaDB;
+// unsupported names the statements MariaDB runs and the engine refuses
+// with ERROR 1235 naming what it lacks.
+func TestBIStatementsMatchMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	if _, err := e.Query(ctx, s, "USE heapprof"); err != nil {
+		t.Fatal(err)
+	}
+	r := refConn(t)
+	tests := []struct {
+		name, query string
+		unsupported bool
+		// types: compare the column types too (not for expressions whose
+		// type MariaDB and go-mysql-server derive differently).
+		types bool
+	}{
+		// 1. user variables
+		{"set user variable", "SET @n = 10001", false, false},
+		{"where user variable", "SELECT COUNT(*) FROM heapprof.snapshots WHERE node_id = @n", false, false},
+		{"read user variable", "SELECT @n", false, false},
+		{"prepare", "PREPARE s FROM 'SELECT id FROM heapprof.snapshots WHERE node_id = ? ORDER BY id'", false, false},
+		{"execute using", "EXECUTE s USING @n", false, true},
+		{"deallocate", "DEALLOCATE PREPARE s", false, false},
+		{"assignment in expression", "SELECT @n := 1", true, false},
+		// 2. session variables clients and tools set
+		{"sql_quote_show_create", "SET sql_quote_show_create = 1", false, false},
+		{"session_track_system_variables", "SET session_track_system_variables = 'autocommit'", false, false},
+		{"net_read_timeout etc", "SET net_read_timeout = 30, group_concat_max_len = 1000000, sql_safe_updates = 1, foreign_key_checks = 0", false, false},
+		{"echo", "SELECT @@sql_quote_show_create, @@session_track_system_variables, @@net_read_timeout, @@group_concat_max_len, @@sql_safe_updates, @@foreign_key_checks", false, false},
+		{"unknown variable", "SET no_such_variable = 1", false, false},
+		{"sql_select_limit", "SET SQL_SELECT_LIMIT = 2", false, false},
+		{"limited", "SELECT id FROM heapprof.snapshots ORDER BY id", false, true},
+		{"explicit limit wins", "SELECT id FROM heapprof.snapshots ORDER BY id LIMIT 3", false, true},
+		{"sql_select_limit default", "SET SQL_SELECT_LIMIT = DEFAULT", false, false},
+		{"time_zone", "SET time_zone = '+02:00'", false, false},
+		{"now in time zone", "SELECT TIMESTAMPDIFF(MINUTE, UTC_TIMESTAMP(), NOW()) AS d, @@time_zone", false, false},
+		{"now is datetime", "SELECT NOW() IS NOT NULL AS x, CAST(NOW() AS DATETIME) = NOW() AS y", false, false},
+		{"time_zone back", "SET time_zone = '+00:00'", false, false},
+		// 4. metadata statements
+		{"describe wild", "DESCRIBE snapshots 'no%'", false, false},
+		{"describe column", "DESC heapprof.snapshots `id`", false, false},
+		{"three-part keyword column", "SELECT heapprof.snapshots.format, heapprof.snapshots.id FROM heapprof.snapshots ORDER BY 2", false, true},
+		{"mysql.user", "SELECT user, host FROM mysql.user", false, false},
+		{"use mysql", "USE mysql", false, false},
+		{"use back", "USE heapprof", false, false},
+		// 5. functions
+		{"makedate sec_to_time", "SELECT MAKEDATE(2024, 40), MAKEDATE(24, 366), MAKEDATE(2024, 0), SEC_TO_TIME(3661), SEC_TO_TIME(0), SEC_TO_TIME(-90061)", false, true},
+		{"utc_timestamp", "SELECT UTC_TIMESTAMP() = NOW(), LENGTH(UTC_TIMESTAMP()), LENGTH(UTC_TIMESTAMP(3))", false, false},
+		{"rollup", "SELECT node_id, COUNT(*) FROM heapprof.snapshots GROUP BY node_id WITH ROLLUP", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gc, gt, gr, gerr := engineTyped(ctx, e, s, tt.query)
+			wc, wt, wr, werr := r.answer(ctx, tt.query)
+			if werr != nil && errorCode(werr) == 0 {
+				t.Fatalf("MariaDB: %v", werr)
+			}
+			if tt.unsupported {
+				var ge *Error
+				if werr != nil || !errors.As(gerr, &ge) || ge.Code != 1235 || !strings.Contains(ge.Message, "does not support") {
+					t.Fatalf("want MariaDB to answer and the engine to name what it lacks (1235): MariaDB %v, engine %v", werr, gerr)
+				}
+				return
+			}
+			if errorCode(gerr) != errorCode(werr) || (gerr != nil && errorCode(gerr) == 0) {
+				t.Fatalf("engine error %v, MariaDB %v", gerr, werr)
+			}
+			for _, row := range wr {
+				for i := range row {
+					row[i] = intWidth.ReplaceAllString(row[i], "$1") // MySQL 8 prints no display width
+				}
+			}
+			if !slices.Equal(gc, wc) || !slices.EqualFunc(gr, wr, slices.Equal) {
+				t.Errorf("engine:\n%q\n%q\nMariaDB:\n%q\n%q", gc, gr, wc, wr)
+			}
+			if tt.types && !slices.Equal(gt, wt) {
+				t.Errorf("types: engine %q, MariaDB %q", gt, wt)
+			}
+		})
+	}
+}
+
+// information_schema's text columns are text (utf8), not binary, as on
+// MariaDB: PyMySQL and mysql2 hand binary-labelled values over as bytes.
+func TestInformationSchemaCharsetsMatchMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	binary := func(typ string) bool { return typ == "BINARY" || typ == "VARBINARY" || typ == "BLOB" }
+	for _, table := range []string{"TABLES", "COLUMNS", "SCHEMATA", "STATISTICS", "KEY_COLUMN_USAGE",
+		"REFERENTIAL_CONSTRAINTS", "TABLE_CONSTRAINTS", "VIEWS", "ROUTINES", "COLLATIONS", "CHARACTER_SETS",
+		"TRIGGERS", "PARAMETERS", "EVENTS", "PARTITIONS", "USER_PRIVILEGES", "SCHEMA_PRIVILEGES", "TABLE_PRIVILEGES"} {
+		t.Run(table, func(t *testing.T) {
+			q := "SELECT * FROM information_schema." + table + " LIMIT 0"
+			r, err := e.Query(ctx, s, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Close()
+			rows, err := ref.db.QueryContext(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cts, err := rows.ColumnTypes()
+			rows.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{}
+			for _, c := range cts {
+				want[strings.ToUpper(c.Name())] = c.DatabaseTypeName()
+			}
+			compared := 0
+			for _, c := range r.Columns {
+				wt, ok := want[strings.ToUpper(c.Name)]
+				if !ok {
+					continue // MySQL 8's column, not MariaDB's
+				}
+				compared++
+				if got := driverTypeName(c); binary(got) != binary(wt) && (c.Type >= 15) {
+					t.Errorf("%s: engine %s (type %d, charset %d), MariaDB %s", c.Name, got, c.Type, c.Charset, wt)
+				}
+			}
+			if compared == 0 {
+				t.Fatal("no column in common")
+			}
+		})
+	}
+}

@@ -1,0 +1,181 @@
+package sqlview
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+)
+
+// MySQL functions go-mysql-server v0.20.0 lacks or answers differently,
+// served through its FunctionProvider extension point (the provider's
+// functions come before the built-in ones): per engine, no global
+// registry is touched.
+
+// Function implements sql.FunctionProvider.
+func (p *provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
+	switch strings.ToLower(name) {
+	case "makedate":
+		return sql.Function2{Name: "makedate", Fn: func(y, d sql.Expression) sql.Expression {
+			return &fnExpr{name: "MAKEDATE", args: []sql.Expression{y, d}, typ: types.Date, eval: makedate}
+		}}, true
+	case "sec_to_time":
+		return sql.Function1{Name: "sec_to_time", Fn: func(x sql.Expression) sql.Expression {
+			return &fnExpr{name: "SEC_TO_TIME", args: []sql.Expression{x}, typ: types.Time, eval: secToTime}
+		}}, true
+	case "utc_timestamp":
+		return sql.FunctionN{Name: "utc_timestamp", Fn: newUTCTimestamp}, true
+	}
+	return nil, false
+}
+
+var _ sql.FunctionProvider = (*provider)(nil)
+
+// fnExpr is a function of its arguments' values; a NULL argument answers
+// NULL.
+type fnExpr struct {
+	name string
+	args []sql.Expression
+	typ  sql.Type
+	eval func(ctx *sql.Context, vals []any) (any, error)
+}
+
+var _ sql.Expression = (*fnExpr)(nil)
+
+func (f *fnExpr) Resolved() bool {
+	for _, a := range f.args {
+		if !a.Resolved() {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *fnExpr) String() string {
+	parts := make([]string, len(f.args))
+	for i, a := range f.args {
+		parts[i] = a.String()
+	}
+	return f.name + "(" + strings.Join(parts, ", ") + ")"
+}
+
+func (f *fnExpr) Type() sql.Type             { return f.typ }
+func (f *fnExpr) IsNullable() bool           { return true }
+func (f *fnExpr) Children() []sql.Expression { return f.args }
+func (f *fnExpr) FunctionName() string       { return strings.ToLower(f.name) }
+func (f *fnExpr) Description() string        { return "MySQL's " + f.name + " (heapprof/sqlview)" }
+func (f *fnExpr) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	if len(c) != len(f.args) {
+		return nil, sql.ErrInvalidChildrenNumber.New(f, len(c), len(f.args))
+	}
+	n := *f
+	n.args = c
+	return &n, nil
+}
+
+func (f *fnExpr) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	vals := make([]any, len(f.args))
+	for i, a := range f.args {
+		v, err := a.Eval(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			return nil, nil
+		}
+		vals[i] = v
+	}
+	return f.eval(ctx, vals)
+}
+
+// toInt64 converts an argument as MySQL does for an integer parameter
+// (rounding decimals, reading leading digits of strings).
+func toInt64(ctx *sql.Context, v any) (int64, error) {
+	n, _, err := types.Int64.Convert(ctx, v)
+	if err != nil {
+		return 0, fmt.Errorf("sqlview: integer argument %v: %w", v, err)
+	}
+	return n.(int64), nil
+}
+
+// makedate is MAKEDATE(year, dayofyear): NULL for a day below 1; years
+// 0-69 are 2000-2069, 70-99 are 1970-1999.
+func makedate(ctx *sql.Context, vals []any) (any, error) {
+	y, err := toInt64(ctx, vals[0])
+	if err != nil {
+		return nil, err
+	}
+	d, err := toInt64(ctx, vals[1])
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case y < 0 || d < 1:
+		return nil, nil
+	case y < 70:
+		y += 2000
+	case y < 100:
+		y += 1900
+	}
+	t := time.Date(int(y), 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, int(d-1))
+	if t.Year() > 9999 {
+		return nil, nil
+	}
+	return t, nil
+}
+
+// maxTimeMicros is TIME's bound, 838:59:59.
+const maxTimeMicros = (838*3600 + 59*60 + 59) * 1_000_000
+
+// secToTime is SEC_TO_TIME(seconds), clipped to TIME's range as MySQL does.
+func secToTime(ctx *sql.Context, vals []any) (any, error) {
+	f, _, err := types.Float64.Convert(ctx, vals[0])
+	if err != nil {
+		return nil, fmt.Errorf("sqlview: SEC_TO_TIME argument %v: %w", vals[0], err)
+	}
+	us := int64(f.(float64) * 1e6)
+	us = max(min(us, maxTimeMicros), -maxTimeMicros)
+	return types.Time.MicrosecondsToTimespan(us), nil
+}
+
+// newUTCTimestamp is UTC_TIMESTAMP([fsp]): the statement's time (as NOW()
+// uses) in UTC, with fsp fraction digits (none by default: go-mysql-server
+// answers microseconds, so NOW() and UTC_TIMESTAMP() differ by a fraction).
+func newUTCTimestamp(args ...sql.Expression) (sql.Expression, error) {
+	if len(args) > 1 {
+		return nil, sql.ErrInvalidArgumentNumber.New("UTC_TIMESTAMP", "0 or 1", len(args))
+	}
+	fsp := 0
+	if len(args) == 1 {
+		v, err := args[0].Eval(nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("sqlview: UTC_TIMESTAMP precision: %w", err)
+		}
+		n, ok := v.(int8)
+		if i, isInt := types.CoalesceInt(v); isInt {
+			n, ok = int8(i), true
+		}
+		if !ok || n < 0 || n > 6 {
+			return nil, sql.ErrInvalidArgument.New("UTC_TIMESTAMP")
+		}
+		fsp = int(n)
+	}
+	typ, err := types.CreateDatetimeType(sqltypes.Datetime, fsp)
+	if err != nil {
+		return nil, fmt.Errorf("sqlview: UTC_TIMESTAMP type: %w", err)
+	}
+	return &fnExpr{name: "UTC_TIMESTAMP", typ: typ, eval: func(ctx *sql.Context, _ []any) (any, error) {
+		return ctx.QueryTime().UTC().Truncate(time.Second / time.Duration(pow10(fsp))), nil
+	}}, nil
+}
+
+func pow10(n int) int64 {
+	p := int64(1)
+	for range n {
+		p *= 10
+	}
+	return p
+}

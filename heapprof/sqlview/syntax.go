@@ -1,0 +1,185 @@
+package sqlview
+
+import (
+	"strings"
+
+	"github.com/dolthub/vitess/go/mysql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// MySQL syntax go-mysql-server's parser (dolthub/vitess) lacks. When it
+// rejects a statement, the statement is looked at once more, token by
+// token: the forms BI tools send are answered with the statement MySQL
+// means (built as a parse tree, or with a keyword column quoted as MySQL's
+// lexer reads it after a dot), and the forms the engine cannot run fail
+// with ERROR 1235 naming what is unsupported instead of a bare 1064.
+
+// token is one lexical token of a statement: kind is 'w' (a bare word),
+// 'q' (a `quoted` identifier), 's' (a string literal), 'n' (a number) or
+// the punctuation byte itself.
+type token struct {
+	kind       byte
+	text       string // the word, the unquoted identifier or string
+	start, end int
+}
+
+// tokens splits query, skipping comments (but not the contents of MySQL's
+// executable /*! ... */ comments). It never fails: an unterminated quote
+// runs to the end.
+func tokens(query string) []token {
+	var out []token
+	i := 0
+	for i < len(query) {
+		c := query[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '#' || (c == '-' && strings.HasPrefix(query[i:], "-- ")):
+			for i < len(query) && query[i] != '\n' {
+				i++
+			}
+		case strings.HasPrefix(query[i:], "/*!") || strings.HasPrefix(query[i:], "/*M!"):
+			i += 3
+			for i < len(query) && (query[i] == '!' || query[i] >= '0' && query[i] <= '9') {
+				i++
+			}
+		case strings.HasPrefix(query[i:], "*/"):
+			i += 2
+		case strings.HasPrefix(query[i:], "/*"):
+			end := strings.Index(query[i+2:], "*/")
+			if end < 0 {
+				return out
+			}
+			i += end + 4
+		case c == '\'' || c == '"' || c == '`':
+			var b strings.Builder
+			j := i + 1
+			for j < len(query) {
+				if query[j] == '\\' && c != '`' && j+1 < len(query) {
+					b.WriteByte(query[j+1])
+					j += 2
+					continue
+				}
+				if query[j] == c {
+					if j+1 < len(query) && query[j+1] == c {
+						b.WriteByte(c)
+						j += 2
+						continue
+					}
+					break
+				}
+				b.WriteByte(query[j])
+				j++
+			}
+			kind := byte('s')
+			if c == '`' {
+				kind = 'q'
+			}
+			out = append(out, token{kind: kind, text: b.String(), start: i, end: min(j+1, len(query))})
+			i = j + 1
+		case isWordByte(c):
+			j := i
+			for j < len(query) && isWordByte(query[j]) {
+				j++
+			}
+			kind := byte('w')
+			if c >= '0' && c <= '9' {
+				kind = 'n'
+			}
+			out = append(out, token{kind: kind, text: query[i:j], start: i, end: j})
+			i = j
+		case c == ':' && strings.HasPrefix(query[i:], ":="):
+			out = append(out, token{kind: '=', text: ":=", start: i, end: i + 2})
+			i += 2
+		default:
+			out = append(out, token{kind: c, text: query[i : i+1], start: i, end: i + 1})
+			i++
+		}
+	}
+	return out
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+func (t token) is(word string) bool { return t.kind == 'w' && strings.EqualFold(t.text, word) }
+
+func (t token) isName() bool { return t.kind == 'q' || t.kind == 'w' }
+
+// errUnsupported is ERROR 1235 naming what the engine does not do.
+func errUnsupported(what string) *Error {
+	return &Error{Code: mysql.ERNotSupportedYet, State: mysql.SSClientError,
+		Message: "heapprof's SQL engine (go-mysql-server) does not support " + what}
+}
+
+// reparse is the second look at a statement the parser rejected with
+// parseErr: a parse tree for what MySQL means, a 1235 for what the engine
+// cannot do, else parseErr.
+func (e *Engine) reparse(query string, parseErr error) (ast.Statement, error) {
+	toks := tokens(query)
+	if st := describeColumns(toks); st != nil {
+		return st, nil
+	}
+	if quoted, ok := quoteQualifiedKeywords(query, toks); ok {
+		if st, err := ast.Parse(quoted); err == nil {
+			return st, nil
+		}
+	}
+	for i, t := range toks {
+		switch {
+		case t.kind == '=' && t.text == ":=":
+			return nil, errUnsupported("assigning a user variable inside an expression (@var := value); assign it with SET @var = value first")
+		case t.is("WITH") && i+1 < len(toks) && toks[i+1].is("ROLLUP"):
+			return nil, errUnsupported("GROUP BY ... WITH ROLLUP; run the totals as a second query (or a UNION ALL of the grouped and the total rows)")
+		}
+	}
+	return nil, parseErr
+}
+
+// describeColumns reads MySQL's DESCRIBE/DESC/EXPLAIN table column_or_wild
+// (Perl DBI's column_info sends DESCRIBE t 'col%'): SHOW COLUMNS FROM table
+// LIKE pattern, as MySQL answers it.
+func describeColumns(toks []token) ast.Statement {
+	if len(toks) > 0 && toks[len(toks)-1].kind == ';' {
+		toks = toks[:len(toks)-1]
+	}
+	if len(toks) < 3 || !(toks[0].is("DESCRIBE") || toks[0].is("DESC") || toks[0].is("EXPLAIN")) || !toks[1].isName() {
+		return nil
+	}
+	table := ast.TableName{Name: ast.NewTableIdent(toks[1].text)}
+	rest := toks[2:]
+	if len(rest) >= 2 && rest[0].kind == '.' && rest[1].isName() {
+		table = ast.TableName{DbQualifier: ast.NewTableIdent(toks[1].text), Name: ast.NewTableIdent(rest[1].text)}
+		rest = rest[2:]
+	}
+	if len(rest) != 1 || !(rest[0].kind == 's' || rest[0].isName()) {
+		return nil
+	}
+	return &ast.Show{Type: "columns", Table: table,
+		ShowTablesOpt: &ast.ShowTablesOpt{Filter: &ast.ShowFilter{Like: rest[0].text}}}
+}
+
+// quoteQualifiedKeywords quotes the last part of a three-part name
+// db.table.column when it is a bare word: after a dot MySQL reads any word
+// as an identifier (heapprof.snapshots.format, as SQLAlchemy and pandas
+// write it), the parser only non-keywords. Nothing else changes.
+func quoteQualifiedKeywords(query string, toks []token) (string, bool) {
+	var b strings.Builder
+	last := 0
+	for i := 4; i < len(toks); i++ {
+		t := toks[i]
+		if t.kind != 'w' || toks[i-1].kind != '.' || toks[i-3].kind != '.' || !toks[i-2].isName() || !toks[i-4].isName() ||
+			toks[i-1].start != toks[i-2].end || toks[i-1].end != t.start {
+			continue
+		}
+		b.WriteString(query[last:t.start])
+		b.WriteString("`" + t.text + "`")
+		last = t.end
+	}
+	if last == 0 {
+		return "", false
+	}
+	b.WriteString(query[last:])
+	return b.String(), true
+}
