@@ -20,6 +20,12 @@ func jemallocDump(ctx context.Context, c *caller, n Node, method, path string) (
 	if err != nil {
 		return nil, err
 	}
+	return jemallocAnswer(n, method, path, body)
+}
+
+// jemallocAnswer checks a 2xx dump answer is a jemalloc heap profile (or a
+// tcmalloc build's gperftools text).
+func jemallocAnswer(n Node, method, path string, body []byte) (*Dump, error) {
 	switch {
 	case hasPrefixLine(body, "heap_v2/"):
 		return &Dump{Data: body, Format: FormatJemalloc, TakenAt: time.Now(), Node: n}, nil
@@ -161,8 +167,8 @@ func (d dorisDriver) SymbolURL(n Node) string { return n.BaseURL() + "/pprof/sym
 // greptimeDriver: GreptimeDB, src/servers/src/http/mem_prof.rs.
 type greptimeDriver struct{ c *caller }
 
-const greptimeOld = "this GreptimeDB has only POST /debug/prof/mem (no activate/deactivate/status); " +
-	"profiling follows MALLOC_CONF (prof:true, prof_active) set at start"
+const greptimeOld = "this GreptimeDB is older than v0.16.0 and has only the dump route (POST /debug/prof/mem; " +
+	"/v1/prof/mem before v0.10), no activate/deactivate/status; profiling follows MALLOC_CONF (prof:true, prof_active) set at start"
 
 // greptimeUnsupported maps "no such route" and "feature disabled" to
 // UnsupportedError.
@@ -220,52 +226,86 @@ func (d greptimeDriver) Status(ctx context.Context, n Node) (bool, error) {
 	return *st.Active, nil
 }
 
+// Dump asks a node without a local binary (Node.Binary == "") for
+// ?output=proto, a pprof protobuf symbolized on the node (v0.15+); older
+// releases ignore the parameter and send the raw dump, which is taken as
+// it is, and a 400 about the parameter falls back to the raw dump. With a
+// binary it asks for the raw jemalloc dump (output=text, the default),
+// which heapproxy symbolizes itself. v0.9 and older serve /v1/prof/mem
+// instead of /debug/prof/mem: a 404 there is retried on the old path.
 func (d greptimeDriver) Dump(ctx context.Context, n Node) (*Dump, error) {
-	// output=text (the default) is jemalloc's raw dump.
-	return jemallocDump(ctx, d.c, n, http.MethodPost, "/debug/prof/mem")
+	const path = "/debug/prof/mem"
+	if n.Binary == "" {
+		const proto = path + "?output=proto"
+		a, err := d.c.do(ctx, n, OpDump, http.MethodPost, proto, nil)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case a.status >= 200 && a.status <= 299 && hasPrefixLine(a.body, "heap_v2/"):
+			// v0.10-v0.14: no output parameter, the raw dump.
+			return jemallocAnswer(n, http.MethodPost, proto, a.body)
+		case a.status >= 200 && a.status <= 299:
+			return pprofAnswer(n, http.MethodPost, proto, a.body, d.c.maxBytes,
+				"a gzipped pprof protobuf (GreptimeDB v0.15+ ?output=proto)")
+		case a.status == http.StatusNotFound:
+			return d.legacyDump(ctx, n, a.statusErr(http.MethodPost, path))
+		case a.status == http.StatusBadRequest && bytes.Contains(bytes.ToLower(a.body), []byte("query")):
+			// The node refuses the parameter: ask for the default output.
+		default:
+			return nil, &NodeError{Node: n, Op: OpDump, Err: a.statusErr(http.MethodPost, proto)}
+		}
+	}
+	a, err := d.c.do(ctx, n, OpDump, http.MethodPost, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case a.status >= 200 && a.status <= 299:
+		return jemallocAnswer(n, http.MethodPost, path, a.body)
+	case a.status == http.StatusNotFound:
+		return d.legacyDump(ctx, n, a.statusErr(http.MethodPost, path))
+	}
+	return nil, &NodeError{Node: n, Op: OpDump, Err: a.statusErr(http.MethodPost, path)}
+}
+
+// legacyDump is GreptimeDB v0.9 and older: POST /v1/prof/mem, the raw dump
+// (the query is not read). notFound is the 404 of the current path.
+func (d greptimeDriver) legacyDump(ctx context.Context, n Node, notFound *statusError) (*Dump, error) {
+	const path = "/v1/prof/mem"
+	a, err := d.c.do(ctx, n, OpDump, http.MethodPost, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if a.status >= 200 && a.status <= 299 {
+		return jemallocAnswer(n, http.MethodPost, path, a.body)
+	}
+	if a.status == http.StatusNotFound {
+		notFound.Hint = missingRouteHint(GreptimeDB, notFound.Path) + "; POST /v1/prof/mem answered 404 too"
+		return nil, &NodeError{Node: n, Op: OpDump, Err: notFound}
+	}
+	return nil, &NodeError{Node: n, Op: OpDump, Err: a.statusErr(http.MethodPost, path)}
+}
+
+// pprofAnswer inflates a pprof answer within limit and checks it parses;
+// Dump.Data is the flat protobuf.
+func pprofAnswer(n Node, method, path string, body []byte, limit int64, want string) (*Dump, error) {
+	// profile.ParseData would inflate a gzip bomb without bound: inflate
+	// here within max_dump_bytes, then hand on the flat protobuf, so no
+	// later reader of Dump.Data inflates node data again.
+	flat, err := inflate(body, limit)
+	if err != nil {
+		return nil, &NodeError{Node: n, Op: OpDump, Err: fmt.Errorf("%s %s: %w", method, path, err)}
+	}
+	if _, err := profile.ParseData(flat); err != nil {
+		return nil, badAnswer(n, OpDump, method, path, want, body)
+	}
+	return &Dump{Data: flat, Format: FormatPprof, TakenAt: time.Now(), Node: n}, nil
 }
 
 // SymbolURL is empty: GreptimeDB's symbolicate route takes a whole dump and
 // answers a flame graph, not the gperftools protocol.
 func (d greptimeDriver) SymbolURL(Node) string { return "" }
-
-// tikvDriver: TiKV status server, components/server/src/status_server.
-type tikvDriver struct{ c *caller }
-
-func (d tikvDriver) toggle(ctx context.Context, n Node, op, path string) error {
-	a, err := d.c.do(ctx, n, op, http.MethodGet, path, nil)
-	if err != nil {
-		return err
-	}
-	switch a.status {
-	case http.StatusOK:
-		return nil
-	case http.StatusGone, http.StatusNotFound:
-		return &UnsupportedError{Kind: TiKV, Op: op, Reason: "the node answers " + snippet(a.body) +
-			"; toggle heap profiling with the TiKV config memory.enable_heap_profiling " +
-			"(SET CONFIG tikv `memory.enable_heap_profiling`=true|false through TiDB)"}
-	}
-	return &NodeError{Node: n, Op: op, Err: a.statusErr(http.MethodGet, path)}
-}
-
-func (d tikvDriver) Enable(ctx context.Context, n Node) error {
-	return d.toggle(ctx, n, OpEnable, "/debug/pprof/heap_activate")
-}
-
-func (d tikvDriver) Disable(ctx context.Context, n Node) error {
-	return d.toggle(ctx, n, OpDisable, "/debug/pprof/heap_deactivate")
-}
-
-func (d tikvDriver) Status(context.Context, Node) (bool, error) {
-	return false, &UnsupportedError{Kind: TiKV, Op: OpStatus, Reason: "TiKV's status server has no endpoint that reports whether heap " +
-		"profiling is active; see SHOW CONFIG WHERE name='memory.enable_heap_profiling' through TiDB"}
-}
-
-func (d tikvDriver) Dump(ctx context.Context, n Node) (*Dump, error) {
-	return jemallocDump(ctx, d.c, n, http.MethodGet, "/debug/pprof/heap")
-}
-
-func (d tikvDriver) SymbolURL(n Node) string { return n.BaseURL() + "/debug/pprof/symbol" }
 
 // databendDriver: Databend query/meta admin API (debug_jeprof_dump_handler).
 type databendDriver struct{ c *caller }
@@ -316,17 +356,7 @@ func (d goDriver) Dump(ctx context.Context, n Node) (*Dump, error) {
 	if err != nil {
 		return nil, err
 	}
-	// profile.ParseData would inflate a gzip bomb without bound: inflate
-	// here within max_dump_bytes, then hand on the flat protobuf, so no
-	// later reader of Dump.Data inflates node data again.
-	flat, err := inflate(body, d.c.maxBytes)
-	if err != nil {
-		return nil, &NodeError{Node: n, Op: OpDump, Err: fmt.Errorf("GET %s: %w", path, err)}
-	}
-	if _, err := profile.ParseData(flat); err != nil {
-		return nil, badAnswer(n, OpDump, http.MethodGet, path, "a gzipped pprof protobuf (net/http/pprof); is this node a Go service?", body)
-	}
-	return &Dump{Data: flat, Format: FormatPprof, TakenAt: time.Now(), Node: n}, nil
+	return pprofAnswer(n, http.MethodGet, path, body, d.c.maxBytes, "a gzipped pprof protobuf (net/http/pprof); is this node a Go service?")
 }
 
 func (d goDriver) SymbolURL(n Node) string { return n.BaseURL() + "/debug/pprof/symbol" }

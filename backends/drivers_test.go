@@ -101,6 +101,30 @@ func checkJemallocDump(t *testing.T, d *Dump, symURL string) {
 	}
 }
 
+// checkNodePprof checks a dump is a flat pprof protobuf whose samples name
+// jenode's allocating functions (symbolized on the node).
+func checkNodePprof(t *testing.T, d *Dump) {
+	t.Helper()
+	if d.Format != FormatPprof {
+		t.Fatalf("format %v, want pprof", d.Format)
+	}
+	if isGzip(d.Data) {
+		t.Fatal("Dump.Data is still gzipped")
+	}
+	p, err := profile.ParseData(d.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.SampleType) != 1 || p.SampleType[0].Type != "inuse_space" || p.SampleType[0].Unit != "bytes" {
+		t.Errorf("sample types %v, want inuse_space/bytes", p.SampleType)
+	}
+	for _, f := range jenodeFuncs {
+		if !profileHasFunc(p, f) {
+			t.Errorf("profile does not name %s", f)
+		}
+	}
+}
+
 // checkDOT checks graphviz accepts a graph and that it names jenode's
 // functions (jeprof on the node symbolized them from the binary).
 func checkDOT(t *testing.T, dot []byte) {
@@ -161,23 +185,34 @@ func wantUnsupported(t *testing.T, err error, kind Kind, op string) {
 // node's GreptimeDB endpoint instead.
 func TestJemallocKinds(t *testing.T) {
 	tests := []struct {
+		name          string
 		kind          Kind
+		args          []string // jenode's personality
+		binary        bool     // the node has a local binary (Node.Binary)
 		canToggle     bool
 		canStatus     bool
 		format        Format
 		symbolPath    string // the node's own symbolizer, "" when the product has none
 		toggleMessage string // what an Unsupported enable must mention
 	}{
-		{kind: StarRocks, format: FormatJemalloc, symbolPath: "/pprof/symbol", toggleMessage: "ADMIN EXECUTE"},
-		{kind: Doris, canToggle: true, format: FormatDOT, symbolPath: "/pprof/symbol"},
-		{kind: GreptimeDB, canToggle: true, canStatus: true, format: FormatJemalloc},
-		{kind: TiKV, format: FormatJemalloc, symbolPath: "/debug/pprof/symbol", toggleMessage: "memory.enable_heap_profiling"},
-		{kind: Databend, format: FormatJemalloc, toggleMessage: "MALLOC_CONF=prof:true"},
+		{name: "starrocks", kind: StarRocks, format: FormatJemalloc, symbolPath: "/pprof/symbol", toggleMessage: "ADMIN EXECUTE"},
+		{name: "doris", kind: Doris, canToggle: true, format: FormatDOT, symbolPath: "/pprof/symbol"},
+		// With a local binary the raw dump, symbolized by heapproxy; without
+		// one ?output=proto, symbolized on the node.
+		{name: "greptimedb/binary", kind: GreptimeDB, binary: true, canToggle: true, canStatus: true, format: FormatJemalloc},
+		{name: "greptimedb/no-binary", kind: GreptimeDB, canToggle: true, canStatus: true, format: FormatPprof},
+		// TiKV 8.1 started with memory.enable-heap-profiling = false.
+		{name: "tikv", kind: TiKV, args: []string{"--product", "tikv", "--version", "8.1", "--heap-profiling", "off"},
+			canToggle: true, canStatus: true, format: FormatJemalloc, symbolPath: "/debug/pprof/symbol"},
+		{name: "databend", kind: Databend, format: FormatJemalloc, toggleMessage: "MALLOC_CONF=prof:true"},
 	}
 	for _, tc := range tests {
-		t.Run(string(tc.kind), func(t *testing.T) {
-			host, port := startJenode(t)
+		t.Run(tc.name, func(t *testing.T) {
+			host, port := startJenode(t, tc.args...)
 			node := Node{ID: 10001, Kind: tc.kind, Host: host, HTTPPort: port}
+			if tc.binary {
+				node.Binary = jenodeBin
+			}
 			reg := NewRegistry(Options{Timeout: 30 * time.Second})
 			reg.Add(node)
 			ctx := context.Background()
@@ -258,6 +293,8 @@ func TestJemallocKinds(t *testing.T) {
 					t.Fatalf("format %v, want dot", d.Format)
 				}
 				checkDOT(t, d.Data)
+			case FormatPprof:
+				checkNodePprof(t, d)
 			}
 
 			if err := reg.Disable(ctx, node); tc.canToggle {

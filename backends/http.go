@@ -226,16 +226,20 @@ func missingRouteHint(k Kind, path string) string {
 	switch {
 	case k == TiKV && strings.HasPrefix(path, "/debug/pprof/heap"):
 		return "TiKV 5.3 to 7.3 (LTS 6.5.x, 7.1.x included) have no HTTP heap profile route (src/server/status_server/mod.rs: " +
-			"commented out in v5.3.0, back in v7.4.0); upgrade to 7.4+, or take the dump on the node with jeprof"
+			"commented out in v5.3.0, back in v7.4.0): upgrade to 7.4 (samples for a window) or 7.5+ (dumps at once, " +
+			"switched by memory.enable-heap-profiling), or take the dump on the node with jeprof"
 	case k == Databend && strings.HasPrefix(path, "/debug/mem/pprof/profile"):
-		return "Databend's official builds lack this route: it exists only in a databend-query built with the " +
-			"memory-profiling cargo feature (cargo build --features memory-profiling)"
+		return "Databend's official builds lack this route: databend-query registers it only when built with the " +
+			"memory-profiling cargo feature (#[cfg(feature = \"memory-profiling\")] in " +
+			"src/query/service/src/servers/admin/admin_service.rs), which src/binaries/Cargo.toml's default features " +
+			"(simd, jemalloc) and the release workflow leave out; the feature also builds jemalloc with profiling. " +
+			"Build with cargo build --features memory-profiling and start with MALLOC_CONF=prof:true"
 	case k == Go && strings.HasPrefix(path, "/debug/pprof/"):
 		return "this port does not serve net/http/pprof: the service must import _ \"net/http/pprof\" on the mux it " +
 			"serves here (or register pprof's handlers), and http_port must be that listener's"
 	case k == GreptimeDB:
-		return "GreptimeDB serves POST /debug/prof/mem from v0.10 (v0.9 and older: /v1/prof/mem) and the activate/" +
-			"deactivate/status routes from v0.16.0"
+		return "GreptimeDB serves POST /debug/prof/mem from v0.10 (v0.9 and older: /v1/prof/mem), ?output=proto from " +
+			"v0.15 and the activate/deactivate/status routes from v0.16.0, on its HTTP port (4000 by default)"
 	case k == StarRocks && path == "/pprof/heap":
 		return "every StarRocks BE/CN serves /pprof/heap on its http_port (be.conf be_http_port, 8040 by default): is that the port?"
 	case k == Doris && strings.HasPrefix(path, "/jeheap/"):

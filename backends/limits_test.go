@@ -311,6 +311,7 @@ func TestMissingRouteTeaches(t *testing.T) {
 		{Go, `import _ "net/http/pprof"`},
 		{StarRocks, "be_http_port"},
 		{Doris, "/jeheap/dump from 1.2.2"},
+		{GreptimeDB, "(v0.9 and older: /v1/prof/mem), ?output=proto from v0.15 and the activate/deactivate/status routes from v0.16.0, on its HTTP port (4000 by default); POST /v1/prof/mem answered 404 too"},
 	} {
 		n := Node{ID: 1, Kind: c.kind, Host: u.Hostname(), HTTPPort: port}
 		reg := NewRegistry(Options{})

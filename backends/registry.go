@@ -67,6 +67,11 @@ type Options struct {
 	// LivenessTimeout bounds one liveness check (DefaultLivenessTimeout;
 	// at most Timeout). The checker runs with RunLiveness.
 	LivenessTimeout time.Duration
+	// TiKVHeapWindow is how long TiKV 7.4 and 5.2 or older sample before
+	// answering a dump (/debug/pprof/heap?seconds=; DefaultTiKVHeapWindow,
+	// whole seconds, at most half of Timeout when Timeout is shorter than
+	// the window plus 5 s). TiKV 7.5+ dump at once.
+	TiKVHeapWindow time.Duration
 }
 
 // Registry holds the nodes heapproxy may contact and their drivers. Only
@@ -106,7 +111,7 @@ func NewRegistry(opts Options) *Registry {
 			Doris:      dorisDriver{c},
 			Databend:   databendDriver{c},
 			GreptimeDB: greptimeDriver{c},
-			TiKV:       tikvDriver{c},
+			TiKV:       tikvDriver{c: c, window: opts.TiKVHeapWindow},
 			Go:         goDriver{c},
 			Self:       newSelfDriver(opts.SelfMemProfileRate),
 		},

@@ -369,7 +369,9 @@ func TestConcurrentDumpsShared(t *testing.T) {
 
 // TestUnsupportedByAnswer: products that lack a route answer 404/410; the
 // drivers turn that into *UnsupportedError quoting the node. The "old
-// product" here is a real Go service, which has none of these routes.
+// product" here is a real Go service, which has none of these routes (a
+// TiKV status server of every release serves GET /config: a 404 there
+// means a wrong port).
 func TestUnsupportedByAnswer(t *testing.T) {
 	ghost, gport := startGonode(t)
 	ctx := context.Background()
@@ -379,11 +381,11 @@ func TestUnsupportedByAnswer(t *testing.T) {
 		call func(*Registry, Node) error
 		want string
 	}{
-		{GreptimeDB, OpEnable, func(r *Registry, n Node) error { return r.Enable(ctx, n) }, "only POST /debug/prof/mem"},
-		{GreptimeDB, OpDisable, func(r *Registry, n Node) error { return r.Disable(ctx, n) }, "only POST /debug/prof/mem"},
-		{GreptimeDB, OpStatus, func(r *Registry, n Node) error { _, err := r.Status(ctx, n); return err }, "only POST /debug/prof/mem"},
+		{GreptimeDB, OpEnable, func(r *Registry, n Node) error { return r.Enable(ctx, n) }, "only the dump route (POST /debug/prof/mem; /v1/prof/mem before v0.10)"},
+		{GreptimeDB, OpDisable, func(r *Registry, n Node) error { return r.Disable(ctx, n) }, "only the dump route (POST /debug/prof/mem; /v1/prof/mem before v0.10)"},
+		{GreptimeDB, OpStatus, func(r *Registry, n Node) error { _, err := r.Status(ctx, n); return err }, "only the dump route (POST /debug/prof/mem; /v1/prof/mem before v0.10)"},
 		{Doris, OpEnable, func(r *Registry, n Node) error { return r.Enable(ctx, n) }, "no /jeheap/active"},
-		{TiKV, OpEnable, func(r *Registry, n Node) error { return r.Enable(ctx, n) }, `the node answers "Unknown profile"`},
+		{TiKV, OpEnable, func(r *Registry, n Node) error { return r.Enable(ctx, n) }, "is http_port the TiKV status port (status-addr, 20180 by default)?"},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.kind)+"/"+tc.op, func(t *testing.T) {

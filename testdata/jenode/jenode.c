@@ -23,6 +23,32 @@
  *                 GET|POST /debug/pprof/symbol
  *   Databend      GET  /debug/mem/pprof/profile raw dump
  *
+ * Release personalities (--product P --version V; without them jenode serves
+ * the routes above, the newest of each product):
+ *   --product tikv --version 6.5|7.4|7.5|8.1   TiKV's status server of that
+ *       release (src/server/status_server/mod.rs and profile.rs at the tags):
+ *       6.5 (5.3-7.3): no /debug/pprof/heap (404 "path not found");
+ *       heap_activate starts "periodic dumps" (a heap-XXXXXX directory in
+ *       --dump-dir, holding the profiling mutex); 7.4: /debug/pprof/heap
+ *       ?seconds=N (default 10) activates prof, allocates (the node's
+ *       workload), waits the window, deactivates and dumps; "Already in
+ *       Profiling" while heap_activate runs; 7.5: memory.enable-heap-profiling
+ *       (GET/POST /config, default on: prof active from the start),
+ *       heap_activate 500 "Already in Heap Profiling" while on,
+ *       heap_deactivate 200 leaving prof.active on but dumps refused ("heap
+ *       profiling is not activated"); 8.1: /config toggles prof.active,
+ *       heap_activate/deactivate 410, immediate dumps. /engine_type from
+ *       7.1, /debug/pprof/symbol from 7.5. --heap-profiling off starts 7.5+
+ *       with memory.enable-heap-profiling = false (tikv.toml).
+ *   --product greptimedb --version 0.9|0.15   0.9: only GET|POST /v1/prof/mem
+ *       (query ignored); 0.15: POST /debug/prof/mem with ?output=proto (a
+ *       gzipped pprof protobuf symbolized on the node, as pprof_util's
+ *       to_pprof makes) and no activate/deactivate/status (v0.16+). The
+ *       default GreptimeDB routes are v0.16+'s, output=proto included.
+ *   --product databend --version release   an official databend-query build:
+ *       no /debug/mem/pprof/profile (it needs the memory-profiling cargo
+ *       feature, src/query/service/src/servers/admin/admin_service.rs).
+ *
  * Test helpers (not part of any product):
  *   GET /alloc   allocate along the known stacks once more
  *   GET /stats   request counts per path, one "path count" line each
@@ -67,8 +93,13 @@ enum {
 	MAX_PATHS = 64,
 };
 
+enum product { PRODUCT_ALL, PRODUCT_TIKV, PRODUCT_GREPTIMEDB, PRODUCT_DATABEND };
+
 struct opts {
 	int port;
+	enum product product;
+	int version; /* major*100+minor, 0 for the default routes */
+	bool heap_profiling_cfg; /* TiKV 7.5+ memory.enable-heap-profiling at start */
 	const char *auth; /* "Basic <base64(user:pass)>" when --auth is given */
 	bool doris_legacy;
 	int slow_dump_ms;
@@ -87,7 +118,13 @@ struct node {
 	int ncounts;
 	char exe[4096];
 	unsigned dumps;
+	/* TiKV status server state (profile.rs): */
+	bool tikv_cfg_heap;  /* config memory.enable-heap-profiling (7.5+) */
+	int tikv_heap;       /* HEAP_PROFILE_ACTIVE / PROFILE_ACTIVE: TIKV_* */
+	char tikv_dir[4096]; /* the periodic dumps' directory */
 };
+
+enum { TIKV_OFF, TIKV_BY_CONFIG, TIKV_PERIODIC };
 
 /* ---- allocations along known stacks ------------------------------------ */
 
@@ -579,6 +616,493 @@ static void handle_doris_dump(struct node *n, int fd) {
 	reply_str(fd, 200, msg);
 }
 
+/* ---- release personalities ---------------------------------------------- */
+
+/* Finds key=value in a query string; copies the value (not URL-decoded:
+ * the values jenode reads are plain). */
+static bool query_get(const char *q, const char *key, char *out, size_t outlen) {
+	size_t kl = strlen(key);
+	for (const char *p = q; p != NULL && *p != '\0';) {
+		const char *amp = strchr(p, '&');
+		size_t len = amp != NULL ? (size_t)(amp - p) : strlen(p);
+		if (len > kl && strncmp(p, key, kl) == 0 && p[kl] == '=') {
+			snprintf(out, outlen, "%.*s", (int)(len - kl - 1), p + kl + 1);
+			return true;
+		}
+		p = amp != NULL ? amp + 1 : NULL;
+	}
+	return false;
+}
+
+/* Dumps the heap profile and reads it back; NULL when prof.dump fails. */
+static char *dump_to_buf(struct node *n, size_t *len) {
+	char path[4096];
+	if (prof_dump(n, path, sizeof(path)) != 0) {
+		return NULL;
+	}
+	char *data = read_file(path, len);
+	unlink(path);
+	return data;
+}
+
+static void send_dump(struct node *n, int fd) {
+	size_t len = 0;
+	char *data = dump_to_buf(n, &len);
+	if (data == NULL) {
+		reply_str(fd, 500, "dump_prof: dump jemalloc prof file failed");
+		return;
+	}
+	reply(fd, 200, "application/octet-stream", data, len);
+	free(data);
+}
+
+/* TiKV's status server, per release (see the header). Returns false when
+ * the path is not one of TiKV's, for the common router. */
+static bool route_tikv(struct node *n, int fd, struct req *r) {
+	const char *p = r->path;
+	int v = n->o.version;
+	bool get = strcmp(r->method, "GET") == 0;
+	bool post = strcmp(r->method, "POST") == 0;
+	static const char not_found[] = "path not found";
+
+	if (strcmp(p, "/debug/pprof/heap") == 0 && get) {
+		if (v < 704) { /* commented out in v5.3.0..v7.3.0 */
+			reply_str(fd, 404, not_found);
+		} else if (v == 704) {
+			int seconds = 10;
+			char val[32];
+			if (query_get(r->query, "seconds", val, sizeof(val))) {
+				char *e;
+				long s = strtol(val, &e, 10);
+				if (e == val || *e != '\0' || s < 0) {
+					reply_str(fd, 400, "request should have seconds argument");
+					return true;
+				}
+				seconds = (int)s;
+			}
+			if (n->tikv_heap == TIKV_PERIODIC) { /* PROFILE_MUTEX held */
+				reply_str(fd, 500, "Already in Profiling");
+				return true;
+			}
+			/* start_one_heap_profile: activate, wait, deactivate, dump. */
+			prof_set_active(true);
+			jenode_alloc_round(); /* the node's workload during the window */
+			sleep_ms(seconds * 1000);
+			prof_set_active(false);
+			send_dump(n, fd);
+		} else if (v == 705 && n->tikv_heap == TIKV_OFF) {
+			reply_str(fd, 500, "heap profiling is not activated");
+		} else {
+			send_dump(n, fd);
+		}
+		return true;
+	}
+	if ((strcmp(p, "/debug/pprof/heap_activate") == 0 || strcmp(p, "/debug/pprof/heap_deactivate") == 0) && get) {
+		bool on = strcmp(p, "/debug/pprof/heap_activate") == 0;
+		if (v >= 706) {
+			reply_str(fd, 410, "Deprecated, use config `memory.enable_heap_profiling` to toggle");
+			return true;
+		}
+		if (on) {
+			if (n->tikv_heap != TIKV_OFF) {
+				reply_str(fd, 500, v >= 705 ? "Ok(Err(\"Already in Heap Profiling\"))" : "Ok(Err(\"Already in Profiling\"))");
+				return true;
+			}
+			snprintf(n->tikv_dir, sizeof(n->tikv_dir), "%s/heap-XXXXXX", n->o.dump_dir);
+			if (mkdtemp(n->tikv_dir) == NULL || prof_set_active(true) != 0) {
+				reply_str(fd, 500, "Ok(Err(\"create temp directory\"))");
+				return true;
+			}
+			n->tikv_heap = TIKV_PERIODIC;
+			reply_str(fd, 200, "activate heap profile success");
+			return true;
+		}
+		if (n->tikv_heap == TIKV_OFF) {
+			reply_str(fd, 200, "no heap profile is running");
+			return true;
+		}
+		/* The periodic profile's on_end deactivates prof; on 7.5 the
+		 * config's activation is only forgotten: prof.active stays on. */
+		if (n->tikv_heap == TIKV_PERIODIC) {
+			prof_set_active(false);
+		}
+		n->tikv_heap = TIKV_OFF;
+		reply_str(fd, 200, "deactivate heap profile success");
+		return true;
+	}
+	if (strcmp(p, "/engine_type") == 0 && get) {
+		reply_str(fd, v >= 701 ? 200 : 404, v >= 701 ? "raft-kv" : not_found);
+		return true;
+	}
+	if (strcmp(p, "/debug/pprof/symbol") == 0 && v < 705) {
+		reply_str(fd, 404, not_found);
+		return true;
+	}
+	if (strcmp(p, "/config") == 0 && get) {
+		char out[512];
+		int len = snprintf(out, sizeof(out),
+		                   "{\"log-level\":\"info\",\"server\":{\"status-addr\":\"127.0.0.1:%d\"},"
+		                   "\"storage\":{\"engine\":\"raft-kv\"}",
+		                   n->o.port);
+		if (v >= 705) {
+			len += snprintf(out + len, sizeof(out) - (size_t)len,
+			                ",\"memory\":{\"enable-heap-profiling\":%s,\"profiling-sample-per-bytes\":\"512KiB\"}",
+			                n->tikv_cfg_heap ? "true" : "false");
+		}
+		len += snprintf(out + len, sizeof(out) - (size_t)len, "}");
+		reply(fd, 200, "application/json", out, (size_t)len);
+		return true;
+	}
+	if (strcmp(p, "/config") == 0 && post) {
+		/* decode_json: a flat object of "module.field": value; only the
+		 * heap profiling switch is understood here. */
+		const char *b = r->body;
+		while (*b == ' ' || *b == '\n' || *b == '\r' || *b == '\t') {
+			b++;
+		}
+		if (*b != '{') {
+			reply_str(fd, 500, "failed to decode, error: \"wrong format\"");
+			return true;
+		}
+		const char *k = strstr(b, "\"memory.enable-heap-profiling\"");
+		if (k == NULL) {
+			k = strstr(b, "\"memory.enable_heap_profiling\"");
+		}
+		if (k == NULL || v < 705) {
+			reply_str(fd, 500, k == NULL ? "failed to update, error: \"unexpect fields\"" : "failed to update, error: \"unexpect fields: memory\"");
+			return true;
+		}
+		const char *c = strchr(k + 30, ':');
+		if (c == NULL) {
+			reply_str(fd, 500, "failed to decode, error: \"wrong format\"");
+			return true;
+		}
+		c++;
+		while (*c == ' ' || *c == '"') {
+			c++;
+		}
+		bool want;
+		if (strncmp(c, "true", 4) == 0) {
+			want = true;
+		} else if (strncmp(c, "false", 5) == 0) {
+			want = false;
+		} else {
+			reply_str(fd, 500, "failed to update, error: \"failed to parse\"");
+			return true;
+		}
+		/* ConfigController::update dispatches only a change. */
+		if (want != n->tikv_cfg_heap) {
+			if (v == 705) { /* MemoryConfigManager::dispatch at v7.5.0 */
+				if (want && n->tikv_heap == TIKV_OFF) {
+					prof_set_active(true);
+					n->tikv_heap = TIKV_BY_CONFIG;
+				} else if (!want) {
+					prof_set_active(false);
+					n->tikv_heap = TIKV_OFF;
+				}
+			} else {
+				prof_set_active(want);
+			}
+			n->tikv_cfg_heap = want;
+		}
+		reply(fd, 200, "text/plain", "", 0);
+		return true;
+	}
+	return false;
+}
+
+/* ---- pprof protobuf (GreptimeDB's ?output=proto) ------------------------ */
+
+struct buf {
+	char *p;
+	size_t n, cap;
+	bool oom;
+};
+
+static void buf_put(struct buf *b, const void *data, size_t len) {
+	if (b->oom) {
+		return;
+	}
+	if (b->n + len > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->n + len) {
+			cap *= 2;
+		}
+		char *np = realloc(b->p, cap);
+		if (np == NULL) {
+			b->oom = true;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, data, len);
+	b->n += len;
+}
+
+static void buf_varint(struct buf *b, uint64_t v) {
+	unsigned char tmp[10];
+	size_t i = 0;
+	do {
+		tmp[i] = (unsigned char)(v & 0x7f);
+		v >>= 7;
+		if (v != 0) {
+			tmp[i] |= 0x80;
+		}
+		i++;
+	} while (v != 0);
+	buf_put(b, tmp, i);
+}
+
+static void pb_uint(struct buf *b, int field, uint64_t v) {
+	buf_varint(b, (uint64_t)field << 3);
+	buf_varint(b, v);
+}
+
+static void pb_bytes(struct buf *b, int field, const void *data, size_t len) {
+	buf_varint(b, (uint64_t)field << 3 | 2);
+	buf_varint(b, len);
+	buf_put(b, data, len);
+}
+
+struct table {
+	char **names;
+	uintptr_t *addrs;
+	uint64_t *ids; /* for addrs: the location's function id (0: none) */
+	size_t n, cap;
+};
+
+/* Interns s (a string table) or addr (the locations); returns its index. */
+static size_t table_add(struct table *t, const char *s, uintptr_t addr) {
+	for (size_t i = 0; i < t->n; i++) {
+		if (s != NULL ? strcmp(t->names[i], s) == 0 : t->addrs[i] == addr) {
+			return i;
+		}
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		char **names = realloc(t->names, cap * sizeof(*names));
+		if (names != NULL) {
+			t->names = names;
+		}
+		uintptr_t *addrs = realloc(t->addrs, cap * sizeof(*addrs));
+		if (addrs != NULL) {
+			t->addrs = addrs;
+		}
+		uint64_t *ids = realloc(t->ids, cap * sizeof(*ids));
+		if (ids != NULL) {
+			t->ids = ids;
+		}
+		if (names == NULL || addrs == NULL || ids == NULL) {
+			abort();
+		}
+		t->cap = cap;
+	}
+	t->names[t->n] = s != NULL ? strdup(s) : NULL;
+	t->addrs[t->n] = addr;
+	t->ids[t->n] = 0;
+	return t->n++;
+}
+
+static void table_free(struct table *t) {
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->names[i]);
+	}
+	free(t->names);
+	free(t->addrs);
+	free(t->ids);
+}
+
+/* exp(x) without libm (jenode links only jemalloc): (1+x/2^20)^(2^20). */
+static double exp_approx(double x) {
+	double y = 1.0 + x / 1048576.0;
+	for (int i = 0; i < 20; i++) {
+		y *= y;
+	}
+	return y;
+}
+
+static uint32_t crc32_of(const unsigned char *p, size_t n) {
+	uint32_t table[256];
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++) {
+			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+		}
+		table[i] = c;
+	}
+	uint32_t crc = 0xffffffffu;
+	for (size_t i = 0; i < n; i++) {
+		crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+	}
+	return crc ^ 0xffffffffu;
+}
+
+/* gzip with stored deflate blocks: a real gzip stream, no zlib needed. */
+static void gzip_stored(struct buf *out, const unsigned char *p, size_t n) {
+	static const unsigned char head[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff};
+	buf_put(out, head, sizeof(head));
+	size_t off = 0;
+	do {
+		size_t len = n - off > 65535 ? 65535 : n - off;
+		unsigned char h[5] = {off + len == n ? 1 : 0, (unsigned char)(len & 0xff), (unsigned char)(len >> 8),
+		                      (unsigned char)(~len & 0xff), (unsigned char)((~len >> 8) & 0xff)};
+		buf_put(out, h, sizeof(h));
+		buf_put(out, p + off, len);
+		off += len;
+	} while (off < n);
+	uint32_t crc = crc32_of(p, n), size = (uint32_t)n;
+	unsigned char tail[8] = {crc & 0xff, (crc >> 8) & 0xff, (crc >> 16) & 0xff, crc >> 24,
+	                         size & 0xff, (size >> 8) & 0xff, (size >> 16) & 0xff, size >> 24};
+	buf_put(out, tail, sizeof(tail));
+}
+
+/* Turns a heap_v2 dump into a gzipped pprof protobuf symbolized on the node
+ * (dladdr), as GreptimeDB's dump_pprof does with pprof_util: one sample
+ * type inuse_space/bytes, period type space/bytes, each stack's bytes scaled
+ * for jemalloc's sampling. */
+static bool heap_v2_to_pprof(const char *dump, struct buf *gz) {
+	struct table strs = {0}, locs = {0};
+	struct buf prof = {0}, sample = {0}, packed = {0};
+	table_add(&strs, "", 0);
+	double period = strncmp(dump, "heap_v2/", 8) == 0 ? strtod(dump + 8, NULL) : 0;
+	if (period <= 0) {
+		return false;
+	}
+	/* sample_type, period_type */
+	struct buf vt = {0};
+	pb_uint(&vt, 1, table_add(&strs, "inuse_space", 0));
+	pb_uint(&vt, 2, table_add(&strs, "bytes", 0));
+	pb_bytes(&prof, 1, vt.p, vt.n);
+	vt.n = 0;
+	pb_uint(&vt, 1, table_add(&strs, "space", 0));
+	pb_uint(&vt, 2, table_add(&strs, "bytes", 0));
+	pb_bytes(&prof, 11, vt.p, vt.n);
+	free(vt.p);
+
+	uint64_t stack[256];
+	size_t depth = 0;
+	bool have_stack = false;
+	for (const char *line = dump; line != NULL && *line != '\0';) {
+		const char *nl = strchr(line, '\n');
+		if (strncmp(line, "MAPPED_LIBRARIES:", 17) == 0) {
+			break;
+		}
+		if (line[0] == '@' && line[1] == ' ') {
+			depth = 0;
+			const char *q = line + 2;
+			while (depth < 256 && (nl == NULL || q < nl)) {
+				char *e;
+				unsigned long long a = strtoull(q, &e, 16);
+				if (e == q) {
+					break;
+				}
+				stack[depth++] = table_add(&locs, NULL, (uintptr_t)a) + 1;
+				q = e;
+			}
+			have_stack = true;
+		} else if (have_stack && strncmp(line, "  t*: ", 6) == 0) {
+			unsigned long long objs = 0, bytes = 0;
+			sscanf(line + 6, "%llu: %llu", &objs, &bytes);
+			double v = (double)bytes;
+			if (objs > 0 && bytes > 0) {
+				double avg = (double)bytes / (double)objs;
+				v = v / (1.0 - exp_approx(-avg / period));
+			}
+			sample.n = packed.n = 0;
+			for (size_t i = 0; i < depth; i++) {
+				buf_varint(&packed, stack[i]);
+			}
+			pb_bytes(&sample, 1, packed.p, packed.n);
+			packed.n = 0;
+			buf_varint(&packed, (uint64_t)(v + 0.5));
+			pb_bytes(&sample, 2, packed.p, packed.n);
+			pb_bytes(&prof, 2, sample.p, sample.n);
+			have_stack = false;
+		}
+		line = nl != NULL ? nl + 1 : NULL;
+	}
+	/* locations and functions, named by dladdr */
+	struct table funcs = {0};
+	struct buf loc = {0}, ln = {0};
+	for (size_t i = 0; i < locs.n; i++) {
+		loc.n = ln.n = 0;
+		pb_uint(&loc, 1, i + 1);
+		pb_uint(&loc, 3, locs.addrs[i]);
+		Dl_info info;
+		if (dladdr((void *)locs.addrs[i], &info) != 0 && info.dli_sname != NULL) {
+			size_t f = table_add(&funcs, info.dli_sname, 0);
+			pb_uint(&ln, 1, f + 1);
+			pb_bytes(&loc, 4, ln.p, ln.n);
+		}
+		pb_bytes(&prof, 4, loc.p, loc.n);
+	}
+	for (size_t i = 0; i < funcs.n; i++) {
+		loc.n = 0;
+		pb_uint(&loc, 1, i + 1);
+		uint64_t name = table_add(&strs, funcs.names[i], 0);
+		pb_uint(&loc, 2, name);
+		pb_uint(&loc, 3, name);
+		pb_bytes(&prof, 5, loc.p, loc.n);
+	}
+	for (size_t i = 0; i < strs.n; i++) {
+		pb_bytes(&prof, 6, strs.names[i], strlen(strs.names[i]));
+	}
+	pb_uint(&prof, 12, (uint64_t)period);
+	bool ok = !prof.oom && !sample.oom && !packed.oom && !loc.oom && !ln.oom;
+	if (ok) {
+		gzip_stored(gz, (const unsigned char *)prof.p, prof.n);
+		ok = !gz->oom;
+	}
+	free(loc.p);
+	free(ln.p);
+	free(prof.p);
+	free(sample.p);
+	free(packed.p);
+	table_free(&funcs);
+	table_free(&strs);
+	table_free(&locs);
+	return ok;
+}
+
+/* POST /debug/prof/mem (v0.10+) or /v1/prof/mem (v0.9): ?output= is read
+ * from v0.15 on (serde: unknown variants are axum's 400); older releases
+ * have no Query extractor and always send the raw dump. */
+static void handle_greptime_dump(struct node *n, int fd, struct req *r) {
+	char out[32] = "text";
+	bool reads_output = n->o.product != PRODUCT_GREPTIMEDB || n->o.version >= 15;
+	if (reads_output && query_get(r->query, "output", out, sizeof(out)) && strcmp(out, "text") != 0 &&
+	    strcmp(out, "proto") != 0) {
+		char msg[256];
+		snprintf(msg, sizeof(msg),
+		         "Failed to deserialize query string: output: unknown variant `%s`, expected one of `proto`, "
+		         "`text`, `flamegraph`",
+		         out);
+		reply_str(fd, 400, msg);
+		return;
+	}
+	if (!reads_output || strcmp(out, "proto") != 0) {
+		handle_raw_dump(n, fd, false);
+		return;
+	}
+	size_t len = 0;
+	char *data = dump_to_buf(n, &len);
+	if (data == NULL) {
+		reply_str(fd, 500, "dump jemalloc prof file failed\n");
+		return;
+	}
+	struct buf gz = {0};
+	bool ok = heap_v2_to_pprof(data, &gz);
+	free(data);
+	if (!ok) {
+		free(gz.p);
+		reply_str(fd, 500, "Failed to parse jemalloc heap profile\n");
+		return;
+	}
+	reply(fd, 200, "application/octet-stream", gz.p, gz.n);
+	free(gz.p);
+}
+
 static bool method_is(struct req *r, const char *m) { return strcmp(r->method, m) == 0; }
 
 static void route(struct node *n, int fd, struct req *r) {
@@ -603,6 +1127,30 @@ static void route(struct node *n, int fd, struct req *r) {
 		return;
 	}
 
+	if (n->o.product == PRODUCT_TIKV && route_tikv(n, fd, r)) {
+		return;
+	}
+	if (n->o.product == PRODUCT_GREPTIMEDB) {
+		/* v0.9 and older: /v1/prof/mem only (GET or POST); v0.10-v0.15:
+		 * /debug/prof/mem without activate/deactivate/status (v0.16+).
+		 * axum answers an unknown route 404 with an empty body. */
+		bool v1 = strcmp(p, "/v1/prof/mem") == 0;
+		if (n->o.version < 10 && v1 && (get || post)) {
+			handle_greptime_dump(n, fd, r);
+			return;
+		}
+		if (v1 || (strncmp(p, "/debug/prof/mem", 15) == 0 &&
+		           (n->o.version < 10 || strcmp(p, "/debug/prof/mem") != 0))) {
+			reply(fd, 404, "text/plain", "", 0);
+			return;
+		}
+	}
+	if (n->o.product == PRODUCT_DATABEND && strcmp(p, "/debug/mem/pprof/profile") == 0) {
+		/* An official release build: the route is compiled only with the
+		 * memory-profiling cargo feature. */
+		reply(fd, 404, "text/plain", "", 0);
+		return;
+	}
 	if (strcmp(p, "/alloc") == 0) {
 		jenode_alloc_round();
 		reply_str(fd, 200, "ok\n");
@@ -642,11 +1190,7 @@ static void route(struct node *n, int fd, struct req *r) {
 	} else if (strcmp(p, "/jeheap/dump") == 0 && get) {
 		handle_doris_dump(n, fd);
 	} else if (strcmp(p, "/debug/prof/mem") == 0 && post) {
-		if (r->query[0] != '\0' && strcmp(r->query, "output=text") != 0) {
-			reply_str(fd, 400, "jenode serves output=text only\n");
-			return;
-		}
-		handle_raw_dump(n, fd, false);
+		handle_greptime_dump(n, fd, r);
 	} else if (strcmp(p, "/debug/prof/mem/status") == 0 && get) {
 		bool active = false;
 		if (prof_get_active(&active) != 0) {
@@ -720,7 +1264,9 @@ static char *basic_auth(const char *userpass) {
 
 static void usage(void) {
 	fprintf(stderr, "usage: jenode --port N [--dump-dir DIR] [--jeprof PATH] [--doris-legacy] "
-	                "[--slow-dump-ms MS] [--auth USER:PASSWORD]\n");
+	                "[--slow-dump-ms MS] [--auth USER:PASSWORD]\n"
+	                "              [--product tikv --version 6.5|7.4|7.5|8.1 [--heap-profiling on|off]]\n"
+	                "              [--product greptimedb --version 0.9|0.15] [--product databend --version release]\n");
 	exit(2);
 }
 
@@ -732,6 +1278,8 @@ int main(int argc, char **argv) {
 	n->o.port = -1;
 	n->o.dump_dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	n->o.jeprof = "/usr/bin/jeprof";
+	n->o.heap_profiling_cfg = true;
+	const char *version = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
 			n->o.port = atoi(argv[++i]);
@@ -743,6 +1291,25 @@ int main(int argc, char **argv) {
 			n->o.slow_dump_ms = atoi(argv[++i]);
 		} else if (strcmp(argv[i], "--auth") == 0 && i + 1 < argc) {
 			n->o.auth = basic_auth(argv[++i]);
+		} else if (strcmp(argv[i], "--product") == 0 && i + 1 < argc) {
+			i++;
+			if (strcmp(argv[i], "tikv") == 0) {
+				n->o.product = PRODUCT_TIKV;
+			} else if (strcmp(argv[i], "greptimedb") == 0) {
+				n->o.product = PRODUCT_GREPTIMEDB;
+			} else if (strcmp(argv[i], "databend") == 0) {
+				n->o.product = PRODUCT_DATABEND;
+			} else {
+				usage();
+			}
+		} else if (strcmp(argv[i], "--version") == 0 && i + 1 < argc) {
+			version = argv[++i];
+		} else if (strcmp(argv[i], "--heap-profiling") == 0 && i + 1 < argc) {
+			i++;
+			if (strcmp(argv[i], "on") != 0 && strcmp(argv[i], "off") != 0) {
+				usage();
+			}
+			n->o.heap_profiling_cfg = strcmp(argv[i], "on") == 0;
 		} else if (strcmp(argv[i], "--doris-legacy") == 0) {
 			n->o.doris_legacy = true;
 		} else {
@@ -751,6 +1318,27 @@ int main(int argc, char **argv) {
 	}
 	if (n->o.port < 0 || n->o.port > 65535) {
 		usage();
+	}
+	/* A personality needs one of its product's releases. */
+	static const char *const tikv_versions[] = {"6.5", "7.4", "7.5", "8.1", NULL};
+	static const char *const greptime_versions[] = {"0.9", "0.15", NULL};
+	static const char *const databend_versions[] = {"release", NULL};
+	const char *const *known = n->o.product == PRODUCT_TIKV         ? tikv_versions
+	                           : n->o.product == PRODUCT_GREPTIMEDB ? greptime_versions
+	                           : n->o.product == PRODUCT_DATABEND   ? databend_versions
+	                                                                : NULL;
+	if ((known == NULL) != (version == NULL)) {
+		usage();
+	}
+	for (; known != NULL && *known != NULL && strcmp(*known, version) != 0; known++) {
+	}
+	if (known != NULL) {
+		if (*known == NULL) {
+			usage();
+		}
+		int major = 0, minor = 0;
+		sscanf(version, "%d.%d", &major, &minor);
+		n->o.version = major * 100 + minor;
 	}
 	ssize_t el = readlink("/proc/self/exe", n->exe, sizeof(n->exe) - 1);
 	if (el <= 0) {
@@ -774,6 +1362,17 @@ int main(int argc, char **argv) {
 	}
 	socklen_t alen = sizeof(addr);
 	getsockname(ls, (struct sockaddr *)&addr, &alen);
+	n->o.port = ntohs(addr.sin_port);
+
+	/* TiKV 7.5+: MemoryConfig::init activates prof when
+	 * memory.enable-heap-profiling is on (the default). */
+	if (n->o.product == PRODUCT_TIKV && n->o.version >= 705) {
+		n->tikv_cfg_heap = n->o.heap_profiling_cfg;
+		if (n->tikv_cfg_heap) {
+			prof_set_active(true);
+			n->tikv_heap = TIKV_BY_CONFIG;
+		}
+	}
 
 	/* Some allocations before serving, like a BE loading its tablets. */
 	jenode_alloc_round();
