@@ -297,7 +297,9 @@ func TestDumpSlots(t *testing.T) {
 	reg := backends.NewRegistry(backends.Options{})
 	reg.Add(backends.SelfNode(1))
 	cfg := Config{MaxDumps: 1, Timeouts: DefaultConfig().Timeouts}
-	cfg.Timeouts.Admin = 300 * time.Millisecond
+	// Long enough for a dump on a loaded 2-core machine, short for a test
+	// that waits it out once.
+	cfg.Timeouts.Admin = 2 * time.Second
 	srv := startProxyDeps(t, cfg, Deps{Registry: reg, SelfID: 1, Snapshots: testStore(t)})
 	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
 	mustLines(t, db, adminSQL("1", "enable_prof()"))
