@@ -93,11 +93,14 @@ func TestHostileNames(t *testing.T) {
 		profiles: map[string][]byte{hostileID: prof},
 	}
 	srv, _ := newTestServer(t, Options{Store: store})
+	// The source view is offered only with local sources.
+	local, _ := newTestServer(t, Options{Store: store, LocalSources: true})
 	snap := "/snapshots/" + url.PathEscape(hostileID) + "/"
 	diff := "/diff/" + url.PathEscape(hostileID) + "/" + url.PathEscape(hostileID) + "/"
 	tests := []struct {
 		path  string
 		pprof bool   // a pprof page: nonce CSP
+		local bool   // served with LocalSources
 		shows string // the page shows the names (as text): the test reached them
 	}{
 		{path: "/", shows: "onerror=alert(12)"},
@@ -108,7 +111,7 @@ func TestHostileNames(t *testing.T) {
 		{path: snap + "flamegraph", pprof: true, shows: "INJECTED"},
 		{path: snap + "top", pprof: true, shows: "INJECTED"},
 		{path: snap + "top?g=lines", pprof: true, shows: "INJECTED"},
-		{path: snap + "source?f=.", pprof: true, shows: "INJECTED"},
+		{path: snap + "source?f=.", pprof: true, local: true, shows: "INJECTED"},
 		{path: snap + "peek?f=.", pprof: true, shows: "INJECTED"},
 		{path: snap + "graph?f=" + url.QueryEscape(`"><script>alert(13)</script>`), pprof: true},
 		{path: diff + "graph", pprof: true},
@@ -116,7 +119,11 @@ func TestHostileNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.ReplaceAll(tt.path, "/", "_"), func(t *testing.T) {
-			resp, body := get(t, srv.URL+tt.path)
+			base := srv.URL
+			if tt.local {
+				base = local.URL
+			}
+			resp, body := get(t, base+tt.path)
 			if resp.StatusCode != 200 {
 				t.Fatalf("status %d: %.300s", resp.StatusCode, body)
 			}

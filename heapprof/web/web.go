@@ -1,6 +1,8 @@
 // Package web serves heapproxy's HTTP view: a list of the stored heap
-// profile snapshots, the pprof web UI (graph, flame graph, top, source,
-// peek) for any snapshot and any diff of two, Prometheus metrics and a
+// profile snapshots with a chart of each node's in-use bytes over time,
+// the pprof web UI (graph, flame graph, top, peek; source with
+// Options.LocalSources) for any snapshot and any diff of two, titled with
+// the node and time and linked back to the list, Prometheus metrics and a
 // health check.
 //
 // The package does not know the snapshot store; it asks a Store, which the
@@ -81,7 +83,9 @@ type Options struct {
 	// LocalSources lets the source view read the files a profile names from
 	// this machine's disk. Off by default: profiles come from remote nodes,
 	// and a node could name any file (/etc/shadow, with line numbers chosen
-	// to print all of it). With it off, file names are shown, never opened.
+	// to print all of it). With it off, file names are shown, never opened,
+	// and the source view, which would show "???" for every line, is not
+	// offered (its URL answers 404 with the reason).
 	LocalSources bool
 	// MaxListed bounds the rows of the list page, newest first (default 1000).
 	MaxListed int
@@ -185,6 +189,9 @@ func New(opts Options) (*Handler, error) {
 	// against the parent; send the browser to the directory form.
 	mux.HandleFunc("/snapshots/{id}", addSlash)
 	mux.HandleFunc("/diff/{base}/{id}", addSlash)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		errorPage(w, http.StatusNotFound, "No page at "+r.URL.Path+".")
+	})
 	h.mux = mux
 	return h, nil
 }
@@ -211,14 +218,32 @@ func addSlash(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, u.String(), http.StatusMovedPermanently)
 }
 
-// serveDiffForm turns the list page's diff form (?base=&id=) into the diff URL.
+// serveDiffForm turns the list page's diff form (two snapshots checked,
+// ?pick=&pick=; the older is the base) or ?base=&id= into the diff's graph.
 func (h *Handler) serveDiffForm(w http.ResponseWriter, r *http.Request) {
-	base, id := r.URL.Query().Get("base"), r.URL.Query().Get("id")
-	if base == "" || id == "" {
-		http.Error(w, "diff needs base and id", http.StatusBadRequest)
-		return
+	q := r.URL.Query()
+	base, id := q.Get("base"), q.Get("id")
+	if picks := q["pick"]; len(picks) > 0 || base == "" || id == "" {
+		if len(picks) != 2 || picks[0] == picks[1] {
+			errorPage(w, http.StatusBadRequest, fmt.Sprintf("Check two snapshots in the list to see their diff (%d checked).", len(picks)))
+			return
+		}
+		// The list is newest first, so the form sends the newer first;
+		// the store's times decide when it knows both.
+		id, base = picks[0], picks[1]
+		if entries, err := h.opts.Store.Snapshots(r.Context()); err == nil {
+			taken := map[string]time.Time{}
+			for _, e := range entries {
+				taken[e.ID] = e.TakenAt
+			}
+			ti, okI := taken[id]
+			tb, okB := taken[base]
+			if okI && okB && ti.Before(tb) {
+				id, base = base, id
+			}
+		}
 	}
-	http.Redirect(w, r, "/diff/"+url.PathEscape(base)+"/"+url.PathEscape(id)+"/", http.StatusSeeOther)
+	http.Redirect(w, r, "/diff/"+url.PathEscape(base)+"/"+url.PathEscape(id)+"/graph", http.StatusSeeOther)
 }
 
 // serveView serves one pprof web UI page of a snapshot or diff under prefix.
@@ -228,18 +253,29 @@ func (h *Handler) serveView(w http.ResponseWriter, r *http.Request, key viewKey,
 	case "/saveconfig", "/deleteconfig":
 		// pprof writes these into the user's home directory, which a shared
 		// server must not let a browser change.
-		http.Error(w, "saving pprof configurations is disabled in heapproxy", http.StatusForbidden)
+		errorPage(w, http.StatusForbidden, "Saving pprof configurations is disabled in heapproxy.")
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		errorPage(w, http.StatusMethodNotAllowed, "Method not allowed.")
 		return
 	}
 	if page == "/download" && key.base == "" {
 		// The stored bytes, not pprof's copy, which carries the view's
 		// changes (fenced file names, drop_frames, comments).
 		h.serveStored(w, r, key.id)
+		return
+	}
+	switch {
+	case page == "/disasm":
+		// noObjTool: the binaries are on the nodes.
+		errorPage(w, http.StatusNotFound, "Disassembly needs the node's binaries, which heapproxy does not read.")
+		return
+	case page == "/source" && !h.opts.LocalSources:
+		errorPage(w, http.StatusNotFound, "The source view is off: profiles come from remote nodes, and heapproxy does not "+
+			"read the source files they name from its own disk. Per-line totals are in top and graph by line:",
+			prefix+"top?g=lines", prefix+"graph?g=lines")
 		return
 	}
 	v, err := h.views.get(r.Context(), key, func() (*view, error) {
@@ -253,7 +289,7 @@ func (h *Handler) serveView(w http.ResponseWriter, r *http.Request, key viewKey,
 	}
 	ph := v.handlers[page]
 	if ph == nil {
-		http.NotFound(w, r)
+		errorPage(w, http.StatusNotFound, "pprof has no page "+page+".", prefix+"graph")
 		return
 	}
 	select {
@@ -264,14 +300,21 @@ func (h *Handler) serveView(w http.ResponseWriter, r *http.Request, key viewKey,
 	}
 	if err := h.resetDriver(); err != nil {
 		h.log.Warn("reset pprof config", zap.Error(err))
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		errorPage(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	r2 := r.Clone(r.Context())
 	r2.URL.Path, r2.URL.RawPath = page, ""
-	pw := &pageWriter{w: w}
+	dw := &dressWriter{ResponseWriter: w}
+	pw := &pageWriter{w: dw}
 	ph.ServeHTTP(pw, r2)
 	if err := pw.finish(); err != nil {
+		h.log.Debug("write pprof page", zap.String("page", page), zap.Error(err))
+	}
+	err = dw.flush(func(body []byte) ([]byte, error) {
+		return dress(body, h.chrome(r.Context(), key, page), h.opts.LocalSources)
+	})
+	if err != nil {
 		h.log.Debug("write pprof page", zap.String("page", page), zap.Error(err))
 	}
 }
@@ -291,7 +334,7 @@ func (h *Handler) serveError(w http.ResponseWriter, what string, err error) {
 	if code == http.StatusInternalServerError {
 		h.log.Warn("web view", zap.String("what", what), zap.Error(err))
 	}
-	http.Error(w, err.Error(), code)
+	errorPage(w, code, err.Error())
 }
 
 // serveStored sends a snapshot's profile as the store keeps it.
@@ -314,24 +357,25 @@ func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, id string)
 // row is one line of the list page.
 type row struct {
 	Entry
-	Link    string // the view's directory, /snapshots/<id>/
-	TotalMB string
-	Taken   string
-	Prev    string // diff against the node's previous snapshot, or ""
+	Link     string // the view's directory, /snapshots/<id>/
+	Download string // the stored profile, /snapshots/<id>/download
+	TotalMB  string
+	Taken    string
+	Prev     string // diff against the node's previous snapshot, or ""
 }
 
 func (h *Handler) serveList(w http.ResponseWriter, r *http.Request) {
 	entries, err := h.opts.Store.Snapshots(r.Context())
 	if err != nil {
 		h.log.Warn("list snapshots", zap.Error(err))
-		http.Error(w, fmt.Sprintf("list snapshots: %v", err), http.StatusInternalServerError)
+		errorPage(w, http.StatusInternalServerError, fmt.Sprintf("list snapshots: %v", err))
 		return
 	}
 	node := r.URL.Query().Get("node")
 	if node != "" {
 		n, err := strconv.ParseInt(node, 10, 64)
 		if err != nil {
-			http.Error(w, fmt.Sprintf("bad node id %q", node), http.StatusBadRequest)
+			errorPage(w, http.StatusBadRequest, fmt.Sprintf("bad node id %q", node))
 			return
 		}
 		entries = slices.DeleteFunc(entries, func(e Entry) bool { return e.NodeID != n })
@@ -347,11 +391,13 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request) {
 	rows := make([]row, len(entries))
 	prev := map[int64]string{}
 	for i, e := range entries {
+		link := "/snapshots/" + url.PathEscape(e.ID) + "/"
 		rows[i] = row{
-			Entry:   e,
-			Link:    "/snapshots/" + url.PathEscape(e.ID) + "/",
-			TotalMB: strconv.FormatFloat(float64(e.TotalBytes)/(1<<20), 'f', 1, 64),
-			Taken:   e.TakenAt.UTC().Format("2006-01-02 15:04:05 MST"),
+			Entry:    e,
+			Link:     link,
+			Download: link + "download",
+			TotalMB:  mebibytes(e.TotalBytes),
+			Taken:    e.TakenAt.UTC().Format("2006-01-02 15:04:05 MST"),
 		}
 		if e.NoProfile {
 			continue
@@ -367,53 +413,90 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request) {
 		truncated = len(rows) - h.opts.MaxListed
 		rows = rows[:h.opts.MaxListed]
 	}
+	// The charts show the rows listed.
+	shown := make([]Entry, len(rows))
+	for i, r := range rows {
+		shown[i] = r.Entry
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	err = listPage.Execute(w, struct {
-		Rows      []row
-		Node      string
-		Truncated int
-	}{rows, node, truncated})
+		Rows         []row
+		Charts       []chart
+		Node         string
+		Truncated    int
+		LocalSources bool
+		Origin       string
+	}{rows, buildCharts(shown), node, truncated, h.opts.LocalSources, origin(r)})
 	if err != nil {
 		h.log.Debug("write list page", zap.Error(err))
 	}
 }
 
-// listPage is plain HTML: the page must work without scripts.
+// listPage is plain HTML and SVG: the page must work without scripts.
 var listPage = template.Must(template.New("list").Parse(`<!DOCTYPE html>
 <html>
 <head>
 <meta charset="utf-8">
-<title>heapproxy snapshots</title>
+<title>heapproxy: snapshots{{if .Node}} of node {{.Node}}{{end}}</title>
 <style>
 body { font-family: sans-serif; margin: 1.5em; }
 table { border-collapse: collapse; }
 th, td { padding: 0.25em 0.8em; border-bottom: 1px solid #ddd; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+h2 { font-size: 1.05em; margin: 1.2em 0 0.2em; }
+h2 small { font-weight: normal; color: #555; }
+svg.chart { display: block; font: 11px sans-serif; }
+svg.chart .grid { stroke: #e4e4e4; }
+svg.chart .axis { stroke: #999; }
+svg.chart .ylabel { text-anchor: end; fill: #444; }
+svg.chart .xlabel { fill: #444; }
+svg.chart .seg line { stroke: transparent; stroke-width: 14; stroke-linecap: round; }
+svg.chart .seg:hover line, svg.chart .seg:focus line { stroke: rgba(0, 0, 0, 0.12); }
+svg.chart .point .hit { fill: transparent; }
+svg.chart a.point:hover .dot, svg.chart a.point:focus .dot { stroke: #000; stroke-width: 2; }
+svg.chart .nolink .dot { fill: #fff; }
+p.help { color: #444; margin: 0.3em 0 1em; }
+code { background: #f2f2f2; padding: 0 0.2em; }
 </style>
 </head>
 <body>
 <h1>heapproxy snapshots{{if .Node}} of node {{.Node}}{{end}}</h1>
+{{if .Node}}<p><a href="/">All nodes</a></p>{{end}}
 {{if .Rows}}
-<form action="/diff" method="get">
-Diff <select name="id">{{range .Rows}}{{if not .NoProfile}}<option value="{{.ID}}">{{.ID}}</option>{{end}}{{end}}</select>
-against base <select name="base">{{range $i, $r := .Rows}}{{if not $r.NoProfile}}<option value="{{$r.ID}}"{{if eq $i 1}} selected{{end}}>{{$r.ID}}</option>{{end}}{{end}}</select>
-<input type="submit" value="Show diff">
-</form>
+<section id="charts">
+{{range .Charts}}<h2>In-use bytes of node {{.NodeID}} <small>{{.NodeKind}}{{if .NodeAddr}}, {{.NodeAddr}}{{end}} · {{len .Points}} snapshots, {{.Caption}}</small></h2>
+<svg class="chart" id="chart-{{.NodeID}}" data-node="{{.NodeID}}" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}" role="img" aria-label="In-use bytes of node {{.NodeID}} over time">
+{{$c := .}}{{range .YTicks}}<line class="grid" x1="{{$c.PlotX}}" x2="{{$c.PlotRight}}" y1="{{.Pos}}" y2="{{.Pos}}"/><text class="ylabel" x="{{$c.PlotX}}" dx="-6" y="{{.Pos}}" dy="4">{{.Label}}</text>
+{{end}}<line class="axis" x1="{{.PlotX}}" x2="{{.PlotRight}}" y1="{{.PlotBottom}}" y2="{{.PlotBottom}}"/>
+{{range .XTicks}}<line class="axis" x1="{{.Pos}}" x2="{{.Pos}}" y1="{{$c.PlotBottom}}" y2="{{$c.TickBottom}}"/><text class="xlabel" x="{{.Pos}}" y="{{$c.Height}}" dy="-8" text-anchor="{{.Anchor}}">{{.Label}}</text>
+{{end}}<polyline class="line" fill="none" stroke="{{.Color}}" stroke-width="2" points="{{.Line}}"/>
+{{range .Segments}}<a class="seg" href="{{.Href}}"><title>{{.Title}}</title><line x1="{{.X1}}" y1="{{.Y1}}" x2="{{.X2}}" y2="{{.Y2}}"/></a>
+{{end}}{{range .Points}}{{if .Href}}<a class="point" href="{{.Href}}" data-id="{{.ID}}"><title>{{.Title}}</title><circle class="hit" cx="{{.X}}" cy="{{.Y}}" r="10"/><circle class="dot" cx="{{.X}}" cy="{{.Y}}" r="5" fill="{{$c.Color}}"/></a>
+{{else}}<g class="point nolink" data-id="{{.ID}}"><title>{{.Title}}</title><circle class="dot" cx="{{.X}}" cy="{{.Y}}" r="5" stroke="{{$c.Color}}" stroke-width="2"/></g>
+{{end}}{{end}}</svg>
+{{end}}<p class="help">Click a point for its snapshot's graph, a line between two points for their diff; to diff any two snapshots, check them below.</p>
+</section>
+<form id="diff" action="/diff" method="get">
+<p><input type="submit" value="Diff the two checked snapshots"> (the older is the base)</p>
 <table id="snapshots">
-<thead><tr><th>Snapshot</th><th>Node</th><th>Kind</th><th>Address</th><th>Taken at</th><th>Total MB</th><th>Views</th></tr></thead>
+<thead><tr><th>Diff</th><th>Snapshot</th><th>Node</th><th>Kind</th><th>Address</th><th>Taken at</th><th>Total MB</th><th>Views</th></tr></thead>
 <tbody>
 {{range .Rows}}<tr>
+<td>{{if not .NoProfile}}<input type="checkbox" name="pick" value="{{.ID}}" aria-label="diff {{.ID}}">{{end}}</td>
 <td>{{if .NoProfile}}{{.ID}}{{else}}<a href="{{.Link}}">{{.ID}}</a>{{end}}</td>
 <td><a href="/?node={{.NodeID}}">{{.NodeID}}</a></td>
 <td>{{.NodeKind}}</td>
 <td>{{.NodeAddr}}</td>
 <td>{{.Taken}}</td>
 <td class="num">{{.TotalMB}}</td>
-<td>{{if .NoProfile}}no profile (the node sent a rendered graph){{else}}<a href="{{.Link}}graph">graph</a> <a href="{{.Link}}flamegraph">flame graph</a> <a href="{{.Link}}top">top</a> <a href="{{.Link}}source">source</a> <a href="{{.Link}}peek">peek</a> <a href="{{.Link}}download">.pb.gz</a>{{if .Prev}} <a href="{{.Prev}}">diff vs previous</a>{{end}}{{end}}</td>
+<td>{{if .NoProfile}}no profile (the node sent a rendered graph){{else}}<a href="{{.Link}}graph">graph</a> <a href="{{.Link}}flamegraph">flame graph</a> <a href="{{.Link}}top">top</a> <a href="{{.Link}}peek">peek</a>{{if $.LocalSources}} <a href="{{.Link}}source">source</a>{{end}} <a href="{{.Download}}" title="{{.Download}}">.pb.gz</a>{{if .Prev}} <a href="{{.Prev}}">diff vs previous</a>{{end}}{{end}}</td>
 </tr>
 {{end}}</tbody>
 </table>
+</form>
 {{if .Truncated}}<p>{{.Truncated}} older snapshots not shown.</p>{{end}}
+<p class="help">A snapshot's profile as stored (pprof protobuf, gzipped) is at <code>/snapshots/&lt;id&gt;/download</code> (the <em>.pb.gz</em> links), e.g.
+<code>go tool pprof -http : {{.Origin}}/snapshots/&lt;id&gt;/download</code>; a diff's at <code>/diff/&lt;base&gt;/&lt;id&gt;/download</code>.</p>
 {{else}}
 <p>No snapshots yet. Take one with <code>ADMIN EXECUTE ON &lt;id&gt; 'System.print(HeapProf.getInstance().dump_dot_snapshot())'</code>.</p>
 {{end}}
@@ -421,3 +504,12 @@ against base <select name="base">{{range $i, $r := .Rows}}{{if not $r.NoProfile}
 </body>
 </html>
 `))
+
+// origin is the view's address as the browser named it (the Host was
+// checked by guard), for commands to copy. The view has no TLS of its own.
+func origin(r *http.Request) string {
+	if r.TLS != nil {
+		return "https://" + r.Host
+	}
+	return "http://" + r.Host
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"regexp"
@@ -22,9 +23,11 @@ import (
 
 func TestListPage(t *testing.T) {
 	srv, _ := newTestServer(t, Options{})
+	local, _ := newTestServer(t, Options{LocalSources: true})
 	tests := []struct {
 		name    string
 		path    string
+		local   bool // served with LocalSources
 		code    int
 		want    []string
 		notWant []string
@@ -39,29 +42,39 @@ func TestListPage(t *testing.T) {
 				`<td class="num">20.0</td>`, `<td class="num">8.0</td>`, `<td class="num">1.5</td>`,
 				"2026-11-22 10:00:00 UTC", "2026-11-22 11:00:00 UTC",
 				`href="/snapshots/` + idFirst + `/graph"`, `href="/snapshots/` + idFirst + `/flamegraph"`,
-				`href="/snapshots/` + idFirst + `/top"`, `href="/snapshots/` + idFirst + `/source"`,
+				`href="/snapshots/` + idFirst + `/top"`, `href="/snapshots/` + idFirst + `/download"`,
 				`href="/?node=10001"`,
 				// The second snapshot of node 10001 links its diff against the first.
 				`href="/diff/` + idFirst + `/` + idSecond + `/">diff vs previous`,
-				`<form action="/diff" method="get">`,
+				`<form id="diff" action="/diff" method="get">`,
+				`<input type="checkbox" name="pick" value="` + idFirst + `"`,
+				`<svg class="chart" id="chart-10001"`, `<svg class="chart" id="chart-10002"`,
+				"<title>heapproxy: snapshots</title>",
 			},
-			// Node 10002 has one snapshot: no diff link to it.
-			notWant: []string{`/` + idOther + `/">diff vs previous`},
+			// Node 10002 has one snapshot: no diff link to it. Without
+			// local sources no source view is offered.
+			notWant: []string{`/` + idOther + `/">diff vs previous`, `/source"`},
 			order:   []string{idSecond, idOther, idFirst},
 		},
 		{
 			name:    "one node",
 			path:    "/?node=10002",
 			code:    http.StatusOK,
-			want:    []string{"of node 10002", idOther},
+			want:    []string{"of node 10002", idOther, `<a href="/">All nodes</a>`},
 			notWant: []string{idFirst, idSecond},
 		},
-		{name: "bad node", path: "/?node=x", code: http.StatusBadRequest},
-		{name: "unknown path", path: "/nosuch", code: http.StatusNotFound},
+		{name: "local sources", path: "/?node=10002", local: true, code: http.StatusOK,
+			want: []string{`href="/snapshots/` + idOther + `/source"`}},
+		{name: "bad node", path: "/?node=x", code: http.StatusBadRequest, want: []string{`<a href="/">`}},
+		{name: "unknown path", path: "/nosuch", code: http.StatusNotFound, want: []string{`<a href="/">`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, body := get(t, srv.URL+tt.path)
+			base := srv.URL
+			if tt.local {
+				base = local.URL
+			}
+			resp, body := get(t, base+tt.path)
 			if resp.StatusCode != tt.code {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.code, body)
 			}
@@ -148,7 +161,10 @@ func TestViews(t *testing.T) {
 		{path: snap + "graph", code: http.StatusOK, want: []string{"<svg", "web.allocFirst", "inuse_space", `href="./flamegraph"`, "Snapshot: " + idFirst}},
 		{path: snap + "flamegraph", code: http.StatusOK, want: []string{"stackViewer(", pkgPath + "allocFirst"}},
 		{path: snap + "top", code: http.StatusOK, want: []string{pkgPath + "allocChunks", pkgPath + "allocFirst"}},
-		{path: snap + "source?f=allocFirst", code: http.StatusOK, want: []string{pkgPath + "allocFirst", "main_test.go"}},
+		// Without local sources there is no source view (it would show
+		// "???" for every line), nor disassembly (no binaries).
+		{path: snap + "source?f=allocFirst", code: http.StatusNotFound, want: []string{"source view is off", `href="` + snap + `top?g=lines"`, `<a href="/">`}},
+		{path: snap + "disasm?f=allocFirst", code: http.StatusNotFound, want: []string{"binaries"}},
 		{path: snap + "peek?f=allocFirst", code: http.StatusOK, want: []string{pkgPath + "allocFirst", pkgPath + "allocChunks"}},
 		{path: snap + "top?si=alloc_space", code: http.StatusOK, want: []string{pkgPath + "allocFirst"}},
 		// The diff (pprof -diff_base) holds what grew: allocSecond's 12 MiB;
@@ -156,7 +172,7 @@ func TestViews(t *testing.T) {
 		{path: diff + "top", code: http.StatusOK, want: []string{pkgPath + "allocSecond", "12MB"}, notWant: []string{pkgPath + "allocFirst"}},
 		{path: diff + "graph", code: http.StatusOK, want: []string{"<svg", "web.allocSecond", "Snapshot: " + idSecond, "Base: " + idFirst}},
 		{path: diff + "flamegraph", code: http.StatusOK, want: []string{pkgPath + "allocSecond"}},
-		{path: "/diff?base=" + url.QueryEscape(idFirst) + "&id=" + url.QueryEscape(idSecond), code: http.StatusSeeOther, location: diff},
+		{path: "/diff?base=" + url.QueryEscape(idFirst) + "&id=" + url.QueryEscape(idSecond), code: http.StatusSeeOther, location: diff + "graph"},
 		{path: "/diff?base=" + url.QueryEscape(idFirst), code: http.StatusBadRequest},
 		// Configurations would be written to the user's home: refused.
 		{path: snap + "saveconfig?config=x", code: http.StatusForbidden},
@@ -290,8 +306,8 @@ func TestSourceFilesFenced(t *testing.T) {
 	const line = "func allocFirst() [][]byte { return allocChunks(8) }"
 	for _, local := range []bool{false, true} {
 		t.Run(fmt.Sprint("local=", local), func(t *testing.T) {
-			srv, _ := newTestServer(t, Options{LocalSources: local})
-			resp, body := get(t, srv.URL+"/snapshots/"+idFirst+"/source?f=allocFirst")
+			_, h := newTestServer(t, Options{LocalSources: local})
+			resp, body := pprofPage(t, h, idFirst, "/source?f=allocFirst")
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("status %d: %.300s", resp.StatusCode, body)
 			}
@@ -304,6 +320,25 @@ func TestSourceFilesFenced(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pprofPage serves one of pprof's pages of a snapshot's view straight from
+// the handlers pprof made, past the routes: the source view, which the
+// routes offer only with LocalSources, must not read local files even if
+// reached.
+func pprofPage(t *testing.T, h *Handler, id, pageAndQuery string) (*http.Response, string) {
+	t.Helper()
+	v, err := h.loadView(t.Context(), viewKey{id: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.resetDriver(); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, pageAndQuery, nil)
+	v.handlers[req.URL.Path].ServeHTTP(rec, req)
+	return rec.Result(), rec.Body.String()
 }
 
 // TestFencedNamesCannotEscape feeds the source view a profile whose file
@@ -341,8 +376,8 @@ func TestFencedNamesCannotEscape(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := &memStore{profiles: map[string][]byte{"evil": buf.Bytes()}}
-	srv, _ := newTestServer(t, Options{Store: store})
-	resp, body := get(t, srv.URL+"/snapshots/evil/source?f=leak")
+	_, h := newTestServer(t, Options{Store: store})
+	resp, body := pprofPage(t, h, "evil", "/source?f=leak")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %.300s", resp.StatusCode, body)
 	}
@@ -354,7 +389,7 @@ func TestFencedNamesCannotEscape(t *testing.T) {
 
 	// The same profile with LocalSources shows the file: the test's names
 	// do reach it when not fenced.
-	srv, _ = newTestServer(t, Options{Store: store, LocalSources: true})
+	srv, _ := newTestServer(t, Options{Store: store, LocalSources: true})
 	_, body = get(t, srv.URL+"/snapshots/evil/source?f=leak0")
 	mustContain(t, "local source", body, "TOPSECRET")
 }
