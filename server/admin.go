@@ -3,7 +3,6 @@ package server
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -363,16 +362,6 @@ func (srv *Server) listSnapshots(ctx context.Context, node backends.Node) (strin
 	return b.String(), nil
 }
 
-// adminError turns a dispatch failure into the error packet StarRocks' FE
-// would send (every user error as 1064/HY000), except operations a node
-// cannot do at all, which say so as 1235.
-func adminError(err error) *mysql.MyError {
-	var unsupported *backends.UnsupportedError
-	if errors.As(err, &unsupported) {
-		return mysql.NewError(mysql.ER_NOT_SUPPORTED_YET, err.Error())
-	}
-	return &mysql.MyError{Code: mysql.ER_PARSE_ERROR, State: "HY000", Message: err.Error()}
-}
 
 // showBackends forwards SHOW BACKENDS / SHOW COMPUTE NODES / SHOW FRONTENDS when the
 // upstream answers them (a StarRocks or Doris FE) and otherwise answers

@@ -429,7 +429,3 @@ func (s *session) relayAuth() error {
 	}
 }
 
-func upstreamUnavailable(addr string, err error) *mysql.MyError {
-	return &mysql.MyError{Code: mysql.ER_UNKNOWN_ERROR, State: "08S01",
-		Message: fmt.Sprintf("heapproxy cannot reach upstream %s: %v", addr, err)}
-}

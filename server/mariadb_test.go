@@ -26,6 +26,7 @@ import (
 
 	"github.com/heapproxy/heapproxy/backends"
 	"github.com/heapproxy/heapproxy/heapprof/snapshot"
+	"github.com/heapproxy/heapproxy/heapprof/sqlview"
 	"github.com/heapproxy/heapproxy/internal/mariadbtest"
 )
 
@@ -172,6 +173,16 @@ func startProxyWith(t testing.TB, cfg Config, deps Deps, level zapcore.Level) *S
 		log = zaptest.NewLogger(tt, zaptest.Level(level))
 	} else {
 		log = zap.NewNop()
+	}
+	if cfg.Upstream == "" && deps.SQL == nil {
+		// What production runs: the embedded default answers with the
+		// heapprof SQL engine over the same store.
+		engine, err := sqlview.New(SQLSource(deps.Snapshots.(snapshot.Store)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { engine.Close() })
+		deps.SQL = engine
 	}
 	srv, err := New(cfg, log, deps)
 	if err != nil {

@@ -132,11 +132,3 @@ func engineColumns(in []sqlview.Column) []mysqlwire.Column {
 	return cols
 }
 
-// sqlError carries the engine's MySQL code and SQLSTATE to the client.
-func sqlError(err error) *mysql.MyError {
-	var se *sqlview.Error
-	if errors.As(err, &se) {
-		return &mysql.MyError{Code: se.Code, State: se.State, Message: se.Message}
-	}
-	return mysql.NewError(mysql.ER_UNKNOWN_ERROR, err.Error())
-}

@@ -43,14 +43,6 @@ func (s *session) startStatement(timeout time.Duration) (ctx context.Context, do
 	}
 }
 
-// statementError is the packet for a statement that failed: MySQL's
-// interruption errors when ctx was stopped, else the engine's own.
-func statementError(ctx context.Context, err error) *mysql.MyError {
-	if e := interrupted(ctx); e != nil {
-		return e
-	}
-	return sqlError(err)
-}
 
 // watchClient cancels the statement when the client's connection ends
 // while heapproxy works, so that a query or a dump does not go on for
@@ -89,22 +81,6 @@ func (s *session) killQuery() {
 	}
 }
 
-// interrupted is the error MySQL sends for a statement stopped before it
-// finished, or nil when ctx was not stopped.
-func interrupted(ctx context.Context) *mysql.MyError {
-	if ctx.Err() == nil {
-		return nil
-	}
-	switch cause := context.Cause(ctx); {
-	case errors.Is(cause, errKilled), errors.Is(cause, errClientGone), errors.Is(cause, errShutdown):
-		return &mysql.MyError{Code: mysql.ER_QUERY_INTERRUPTED, State: "70100",
-			Message: fmt.Sprintf("Query execution was interrupted: %v", cause)}
-	case errors.Is(cause, context.DeadlineExceeded):
-		return &mysql.MyError{Code: 3024, State: "HY000",
-			Message: "Query execution was interrupted, maximum statement execution time exceeded (heapproxy's timeouts.admin)"}
-	}
-	return nil
-}
 
 // kill answers KILL [CONNECTION | QUERY] id on the embedded default: a user
 // may kill its own sessions' statements, a profile user any session's.

@@ -28,6 +28,14 @@ func (p *provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
 		}}, true
 	case "utc_timestamp":
 		return sql.FunctionN{Name: "utc_timestamp", Fn: newUTCTimestamp}, true
+	case "current_user":
+		// The authenticated account, as mysql.user names it: heapproxy's
+		// users have no host part ('ops'@'%'); USER() keeps the client's.
+		return sql.Function0{Name: "current_user", Fn: func() sql.Expression {
+			return &fnExpr{name: "CURRENT_USER", typ: types.LongText, eval: func(ctx *sql.Context, _ []any) (any, error) {
+				return ctx.Session.Client().User + "@%", nil
+			}}
+		}}, true
 	}
 	return nil, false
 }
