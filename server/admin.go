@@ -362,7 +362,6 @@ func (srv *Server) listSnapshots(ctx context.Context, node backends.Node) (strin
 	return b.String(), nil
 }
 
-
 // showBackends forwards SHOW BACKENDS / SHOW COMPUTE NODES / SHOW FRONTENDS when the
 // upstream answers them (a StarRocks or Doris FE) and otherwise answers
 // from heapproxy's registry with StarRocks' leading columns.

@@ -428,4 +428,3 @@ func (s *session) relayAuth() error {
 		}
 	}
 }
-

@@ -131,4 +131,3 @@ func engineColumns(in []sqlview.Column) []mysqlwire.Column {
 	}
 	return cols
 }
-

@@ -43,7 +43,6 @@ func (s *session) startStatement(timeout time.Duration) (ctx context.Context, do
 	}
 }
 
-
 // watchClient cancels the statement when the client's connection ends
 // while heapproxy works, so that a query or a dump does not go on for
 // nobody. It peeks at the client's input through the session's buffered
@@ -80,7 +79,6 @@ func (s *session) killQuery() {
 		s.cancelRunning(errKilled)
 	}
 }
-
 
 // kill answers KILL [CONNECTION | QUERY] id on the embedded default: a user
 // may kill its own sessions' statements, a profile user any session's.
