@@ -25,7 +25,9 @@ type captured struct {
 	prof *profile.Profile
 }
 
-// capture dumps a node, symbolizes the profile and stores both. Callers
+// capture dumps a node, symbolizes the profile and stores both: in the
+// background when the store can (backgroundStore), so the caller renders
+// and answers without waiting for the write. Callers
 // that ask for the same node while a capture runs share it (one fetch, one
 // parse, one snapshot), each waiting within its own ctx. The shared work
 // has the first caller's deadline but goes on if that caller is killed or
@@ -86,21 +88,24 @@ func (s *Service) captureOnce(ctx context.Context, node backends.Node) (c *captu
 		Raw:      d.Data,
 	}
 	c = &captured{snap: snap}
-	var funcs []snapshot.Function
-	var stacks []snapshot.Stack
 	if d.Format != backends.FormatDOT {
 		if c.prof, err = s.symbolized(ctx, node, d.Data); err != nil {
 			return nil, err
 		}
-		release, err := s.dumpSlot(ctx, node)
-		if err != nil {
-			return nil, err
+	}
+	if bg, ok := s.opt.Store.(backgroundStore); ok {
+		// The answer goes out now; the store writes the snapshot after
+		// (and resolves its name meanwhile).
+		if err := bg.SaveBackground(ctx, snap, s.prepareSnapshot(node, c.prof), func(err error) {
+			s.savedSnapshot(node, snap.ID, err)
+		}); err != nil {
+			return nil, fmt.Errorf("save snapshot of node %d: %w", node.ID, err)
 		}
-		funcs, stacks, err = snap.Attach(c.prof)
-		release()
-		if err != nil {
-			return nil, err
-		}
+		return c, nil
+	}
+	funcs, stacks, err := s.prepareSnapshot(node, c.prof)(ctx, snap)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.opt.Store.Save(ctx, snap, funcs, stacks); err != nil {
 		var re *snapshot.RetentionError
@@ -110,6 +115,58 @@ func (s *Service) captureOnce(ctx context.Context, node backends.Node) (c *captu
 		s.log.Warn("snapshot retention", zap.Error(err))
 	}
 	return c, nil
+}
+
+// backgroundStore is a Store that saves snapshots in the background
+// (snapshot.Dir and snapshot.MySQL: see snapshot.Queue). SaveBackground
+// returns once s is queued, waiting within ctx while the queue is full;
+// the store's Get finds s from then on, and its Close saves what is
+// queued.
+type backgroundStore interface {
+	SaveBackground(ctx context.Context, s *snapshot.Snapshot, prepare snapshot.Prepare, done func(error)) error
+}
+
+// prepareSnapshot returns the step that completes a capture's snapshot
+// before it is stored: the protobuf, the totals and the rows of the
+// symbolized profile prof (nil for a graph rendered on the node), in a
+// dump slot (CPU work). In the background it runs with the store's
+// context, bounded by Options.Timeout.
+func (s *Service) prepareSnapshot(node backends.Node, prof *profile.Profile) snapshot.Prepare {
+	return func(ctx context.Context, snap *snapshot.Snapshot) (_ []snapshot.Function, _ []snapshot.Stack, err error) {
+		if prof == nil {
+			return nil, nil, nil
+		}
+		defer s.RecoverAsError(node, &err)
+		if _, ok := ctx.Deadline(); !ok && s.opt.Timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, s.opt.Timeout)
+			defer cancel()
+		}
+		release, err := s.dumpSlot(ctx, node)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer release()
+		funcs, stacks, err := snap.Attach(prof)
+		if err != nil {
+			return nil, nil, fmt.Errorf("snapshot of node %d: %w", node.ID, err)
+		}
+		return funcs, stacks, nil
+	}
+}
+
+// savedSnapshot reports how a background save ended: its caller has had
+// its answer, so a failure is logged and counted.
+func (s *Service) savedSnapshot(node backends.Node, id string, err error) {
+	var re *snapshot.RetentionError
+	switch {
+	case err == nil:
+	case errors.As(err, &re):
+		s.log.Warn("snapshot retention", zap.Error(err))
+	default:
+		s.metrics.Error("snapshot_save")
+		s.log.Error("snapshot not stored", zap.Int64("node", node.ID), zap.String("snapshot", id), zap.Error(err))
+	}
 }
 
 // stored loads a snapshot by name with its symbolized profile.

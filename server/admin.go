@@ -93,6 +93,10 @@ func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
 	if e := s.mayProfile("run ADMIN EXECUTE HeapProf"); e != nil {
 		return s.sendError(e)
 	}
+	// heapproxy answers this statement: SHOW WARNINGS right after is
+	// heapproxy's (none, or the symbolizer's), not the upstream's or the
+	// engine's of an earlier statement.
+	s.warnings = []string{}
 	if s.up != nil && a.Call.Method == parser.MethodToDotFormat && a.Call.Args[0].Kind == parser.ArgString &&
 		strings.Contains(a.Call.Args[0].Str, "/") {
 		// A file on the BE, what StarRocks' own snapshot() returns: its
@@ -136,7 +140,7 @@ func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
 			}
 			return s.sendError(adminError(err))
 		}
-		s.warnings = ans.Warnings
+		s.warnings = append(s.warnings, ans.Warnings...)
 		return s.writeLines(ans.Text)
 	}
 	if s.up != nil && switchesOnFE(a.Call.Method, targets) {
@@ -277,6 +281,7 @@ func (s *session) writeLines(out string) error {
 
 // forwardQuery sends a COM_QUERY to the upstream and relays its answer.
 func (s *session) forwardQuery(query []byte) error {
+	s.warnings = nil // the upstream answers, its warnings with it
 	if err := s.forwardCommand(command{data: append([]byte{mysql.COM_QUERY}, query...)}); err != nil {
 		return s.upstreamLost(err)
 	}
@@ -387,6 +392,7 @@ func (s *session) showBackends(query []byte, kind parser.Kind) error {
 	if e := s.mayProfile("see the nodes' addresses (SHOW BACKENDS)"); e != nil {
 		return s.sendError(e)
 	}
+	s.warnings = []string{}
 	// The lists agree with the fan-out targets: SHOW BACKENDS and SHOW
 	// COMPUTE NODES are what ALL BACKENDS and ALL COMPUTE NODES reach;
 	// heapproxy's own node (ON FRONTEND) is under SHOW FRONTENDS.

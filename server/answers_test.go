@@ -130,3 +130,19 @@ func TestFanOutSwitchForwardedToFE(t *testing.T) {
 	_, err = queryLines(t, db, adminSQL("10003", `to_dot_format(\"/opt/starrocks/be/heap_profile.123.abc\")`))
 	wantMySQLError(t, err, 1064, "HY000", "node not found: 10003")
 }
+
+// SHOW WARNINGS after a statement heapproxy answered is heapproxy's (here:
+// none), not the upstream's from an earlier statement.
+func TestShowWarningsAfterAdminInFrontOfUpstream(t *testing.T) {
+	srv := startProxy(t, Config{Upstream: env.addr, ProfileUsers: []string{"app"}})
+	h, p := hostPort(srv)
+	out, err := cli(t, h, p, "app", "secret", "-N", "-e",
+		"SELECT CAST('x' AS SIGNED); SHOW WARNINGS; "+adminSQL("1", "has_enable()")+"; SHOW WARNINGS")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if n := strings.Count(out, "Truncated incorrect INTEGER value"); n != 1 || !strings.HasPrefix(lines[len(lines)-1], "true") && !strings.HasPrefix(lines[len(lines)-1], "false") {
+		t.Errorf("the upstream's warning should show once, after its own statement:\n%s", out)
+	}
+}

@@ -77,6 +77,9 @@ func (s *session) loopable() bool {
 	if s.srv.loops == nil || s.up == nil || s.srv.cfg.Timeouts.Idle > 0 || s.up.Buffered() > 0 {
 		return false
 	}
+	if s.warnings != nil {
+		return false // the next command decides whose SHOW WARNINGS it is (dispatch)
+	}
 	return relay.IsRawConn(s.client.NetConn()) && relay.IsRawConn(s.up.NetConn())
 }
 

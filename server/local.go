@@ -239,6 +239,9 @@ func (s *session) answerLocal(stmt *parser.Statement, query []byte) error {
 	case parser.LocalSelect:
 		return s.localSelect(stmt.Select)
 	case parser.ShowWarnings:
+		if s.srv.deps.SQL != nil && s.warnings == nil {
+			return s.querySQL(query) // the engine's, of its last statement
+		}
 		return s.showOwnWarnings()
 	case parser.ShowDatabases:
 		var rows [][]mysqlwire.Value

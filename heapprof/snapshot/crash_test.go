@@ -112,6 +112,27 @@ func crashChild() int {
 			}
 			fmt.Printf("saved %s\n", id)
 		}
+	case "background-loop":
+		// Snapshots queued faster than they are written: the queue is
+		// full most of the time, with saves running on every worker.
+		for {
+			at := time.Now().UTC().Truncate(time.Microsecond)
+			s, funcs, stacks := crashSnap(r, NewID(crashNode, at), at, loopRaw)
+			id := s.ID
+			err := d.SaveBackground(ctx, s, func(context.Context, *Snapshot) ([]Function, []Stack, error) {
+				return funcs, stacks, nil
+			}, func(err error) {
+				if err != nil {
+					fmt.Printf("fail %v\n", err)
+					return
+				}
+				fmt.Printf("saved %s\n", id)
+			})
+			if err != nil {
+				return fail(err)
+			}
+			fmt.Printf("queued %s\n", id)
+		}
 	case "fsize":
 		id, err := save(smallRaw)
 		if err != nil {
@@ -312,6 +333,49 @@ func TestDirKilledAnywhere(t *testing.T) {
 		}
 		if len(ids) > len(all)+1 {
 			t.Errorf("round %d: %d snapshots, %d saves returned", round, len(ids), len(all))
+		}
+		all = ids
+	}
+}
+
+// TestDirKilledWhileSavingInBackground kills a child whose saves run on
+// the background queue (several at once) at random moments: every save
+// reported done is there, nothing else but whole snapshots that were
+// queued, and no half snapshot.
+func TestDirKilledWhileSavingInBackground(t *testing.T) {
+	dir := t.TempDir()
+	var all []string
+	for round := 0; round < 4; round++ {
+		ch := startChild(t, "background-loop", dir)
+		var saved, queued []string
+		for len(saved) < 2 {
+			l := ch.next(t)
+			if id, ok := strings.CutPrefix(l, "saved "); ok {
+				saved = append(saved, id)
+			} else if id, ok := strings.CutPrefix(l, "queued "); ok {
+				queued = append(queued, id)
+			}
+		}
+		time.Sleep(time.Duration(rand.IntN(30)) * time.Millisecond)
+		ch.kill()
+		for l := range ch.lines {
+			if id, ok := strings.CutPrefix(l, "saved "); ok {
+				saved = append(saved, id)
+			} else if id, ok := strings.CutPrefix(l, "queued "); ok {
+				queued = append(queued, id)
+			}
+		}
+		ids, left := checkAfterCrash(t, dir, loopRaw) // each listed one whole
+		t.Logf("round %d: %d snapshots, %d saved, %d queued, %d leftovers of interrupted saves", round, len(ids), len(saved), len(queued), left)
+		for _, id := range append(all, saved...) {
+			if !contains(ids, id) {
+				t.Errorf("round %d: saved snapshot %s missing", round, id)
+			}
+		}
+		for _, id := range ids {
+			if !contains(all, id) && !contains(queued, id) {
+				t.Errorf("round %d: snapshot %s was never queued", round, id)
+			}
 		}
 		all = ids
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,8 @@ type MySQL struct {
 	db        *sql.DB
 	retention Retention
 	now       func() time.Time
+	// queue saves in the background (SaveBackground).
+	queue *Queue
 }
 
 var _ Store = (*MySQL)(nil)
@@ -204,7 +207,9 @@ func OpenMySQL(ctx context.Context, dsn string, r Retention) (*MySQL, error) {
 		db.Close()
 		return nil, fmt.Errorf("open snapshot database %s: %w", cfg.DBName, err)
 	}
-	return &MySQL{db: db, retention: r, now: time.Now}, nil
+	m := &MySQL{db: db, retention: r, now: time.Now}
+	m.queue = NewQueue(m.Save, runtime.NumCPU(), DefaultQueueLimit())
+	return m, nil
 }
 
 // setUp creates the storage tables and the views, migrating a database an
@@ -568,6 +573,9 @@ func scanMeta(sc interface{ Scan(...any) error }, s *Snapshot, extra ...any) err
 
 // Get implements Store.
 func (m *MySQL) Get(ctx context.Context, id string) (*Snapshot, error) {
+	if s, ok, err := m.queue.Lookup(ctx, id); ok {
+		return s, err
+	}
 	var s Snapshot
 	row := m.db.QueryRowContext(ctx, "SELECT "+metaCols+", `raw`, `profile` FROM `store_snapshots` WHERE `id` = ?", id)
 	if err := scanMeta(row, &s, &s.Raw, &s.Profile); err != nil {
@@ -625,6 +633,9 @@ func (m *MySQL) List(ctx context.Context, f Filter) ([]Snapshot, error) {
 
 // Functions implements Store.
 func (m *MySQL) Functions(ctx context.Context, id string) ([]Function, error) {
+	if f, ok, err := m.queue.LookupFunctions(ctx, id); ok {
+		return f, err
+	}
 	out := []Function{}
 	err := m.rows(ctx, id, "SELECT `name`, `short_name`, `flat_bytes`, `flat_objects`, `cum_bytes`, `cum_objects`,"+
 		" `flat_percent`, `cum_percent` FROM `store_functions` WHERE `snapshot_id` = ? ORDER BY `seq`",
@@ -645,6 +656,9 @@ func (m *MySQL) Functions(ctx context.Context, id string) ([]Function, error) {
 
 // Stacks implements Store.
 func (m *MySQL) Stacks(ctx context.Context, id string) ([]Stack, error) {
+	if st, ok, err := m.queue.LookupStacks(ctx, id); ok {
+		return st, err
+	}
 	out := []Stack{}
 	err := m.rows(ctx, id, "SELECT `stack_id`, `frames`, `depth`, `bytes`, `objects` FROM `store_stacks`"+
 		" WHERE `snapshot_id` = ? ORDER BY `seq`",
@@ -695,4 +709,18 @@ func (m *MySQL) rows(ctx context.Context, id, q string, scan func(*sql.Rows) err
 }
 
 // Close closes the connection pool.
-func (m *MySQL) Close() error { return m.db.Close() }
+// SaveBackground queues s to be saved by Save in the background: see
+// Dir.SaveBackground and Queue.
+func (m *MySQL) SaveBackground(ctx context.Context, s *Snapshot, prepare Prepare, done func(error)) error {
+	return m.queue.Enqueue(ctx, s, prepare, done)
+}
+
+// Queue is the store's background save queue.
+func (m *MySQL) Queue() *Queue { return m.queue }
+
+// Close saves what the background queue holds (flush), then closes the
+// connection pool.
+func (m *MySQL) Close() error {
+	m.queue.Close()
+	return m.db.Close()
+}
