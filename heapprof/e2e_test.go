@@ -23,8 +23,13 @@ func TestEndToEndNativeSymbolizer(t *testing.T) {
 	}{
 		{prog: "shallow"}, {prog: "deep"}, {prog: "inline"}, {prog: "templates"},
 		{prog: "shlib"}, {prog: "wide"}, {prog: "growth", base: true},
+		{prog: "gperf"}, {prog: "gperf", base: true},
 	} {
-		t.Run(c.prog, func(t *testing.T) {
+		name := c.prog
+		if c.base {
+			name += "_base"
+		}
+		t.Run(name, func(t *testing.T) {
 			bin, profiles := heapprof.BuiltTestProg(t, c.prog)
 			sym := &symbolize.Local{Binary: bin, Cache: cache}
 			load := func(path string) *profile.Profile {

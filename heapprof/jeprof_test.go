@@ -32,6 +32,10 @@ type progSpec struct {
 	lgSample int    // MALLOC_CONF lg_prof_sample
 	dumps    int    // number of profiles the program writes
 	shlib    bool   // links against libshapes.so
+	// gperf: linked with gperftools' tcmalloc instead of jemalloc; the
+	// program gets a HeapProfilerStart prefix and writes dumps
+	// <prefix>.0001.heap, <prefix>.0002.heap, ... ("heap profile:" text).
+	gperf bool
 }
 
 var progSpecs = []progSpec{
@@ -42,6 +46,7 @@ var progSpecs = []progSpec{
 	{name: "shlib", src: "shlib.c", opt: "-O0", lgSample: 12, dumps: 1, shlib: true},
 	{name: "growth", src: "growth.c", opt: "-O0", lgSample: 12, dumps: 2},
 	{name: "wide", src: "wide.c", opt: "-O0", lgSample: 9, dumps: 1},
+	{name: "gperf", src: "gperf.cc", cxx: true, opt: "-O2", dumps: 2, gperf: true},
 }
 
 // builtProg is a compiled program and the profiles it dumped.
@@ -114,11 +119,31 @@ func buildProgs(dir string) error {
 		if ps.shlib {
 			args = append(args, "-L", dir, "-lshapes", "-Wl,-rpath,"+dir)
 		}
-		args = append(args, "-ljemalloc")
+		if ps.gperf {
+			args = append(args, "-ltcmalloc")
+		} else {
+			args = append(args, "-ljemalloc")
+		}
 		if _, err := run(ctx, nil, cc, args...); err != nil {
 			return err
 		}
 		bp := builtProg{bin: bin}
+		if ps.gperf {
+			prefix := filepath.Join(dir, ps.name)
+			for i := 1; i <= ps.dumps; i++ {
+				bp.profiles = append(bp.profiles, fmt.Sprintf("%s.%04d.heap", prefix, i))
+			}
+			if _, err := run(ctx, nil, bin, prefix); err != nil {
+				return err
+			}
+			for _, f := range bp.profiles {
+				if _, err := os.Stat(f); err != nil {
+					return fmt.Errorf("%s wrote no heap profile: %w", bin, err)
+				}
+			}
+			progs[ps.name] = bp
+			continue
+		}
 		for i := 0; i < ps.dumps; i++ {
 			bp.profiles = append(bp.profiles, filepath.Join(dir, fmt.Sprintf("%s.%d.heap", ps.name, i)))
 		}
@@ -282,6 +307,15 @@ var dotCases = []dotCase{
 		opt: func(o *Options, _ builtProg) { o.SampleType = "inuse_objects" }},
 	{name: "growth_base", prog: "growth", base: true},
 	{name: "growth_base_negative", prog: "growth", base: true, reverse: true},
+	// gperftools heap profiles: profile 0 has no frees (in-use equals
+	// allocated in every stack), profile 1 has.
+	{name: "gperf_nofrees", prog: "gperf"},
+	{name: "gperf_nofrees_objects", prog: "gperf", flags: []string{"--inuse_objects"},
+		opt: func(o *Options, _ builtProg) { o.SampleType = "inuse_objects" }},
+	{name: "gperf_base", prog: "gperf", base: true},
+	{name: "gperf_base_negative", prog: "gperf", base: true, reverse: true},
+	{name: "gperf_base_objects", prog: "gperf", base: true, flags: []string{"--inuse_objects"},
+		opt: func(o *Options, _ builtProg) { o.SampleType = "inuse_objects" }},
 }
 
 // setup parses and symbolizes the case's profile(s) and returns the

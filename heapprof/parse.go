@@ -61,12 +61,18 @@ const ctxCheckLines = 4096
 
 // Parse detects the format of data and parses it:
 //   - jemalloc "heap_v2/<period>" text as written by mallctl("prof.dump"),
-//   - gperftools "heap profile:" text and pprof protobuf, plain or gzipped
-//     (both through github.com/google/pprof/profile).
+//   - gperftools "heap profile:" text as jeprof's ReadHeapProfile reads it
+//     (see parseGperfHeap),
+//   - pprof protobuf and the other legacy text formats, through
+//     github.com/google/pprof/profile;
+//
+// each plain or gzipped.
 //
 // For heap_v2 the samples carry inuse_objects and inuse_space scaled for
 // jemalloc's sampling exactly as jeprof's AdjustSamples does, and every
-// Location.Address is the address jeprof looks up: the leaf PC as written,
+// jemalloc's sampling exactly as jeprof's AdjustSamples does. For heap_v2 and
+// gperftools heap text every Location.Address is the address jeprof
+// looks up: the leaf PC as written,
 // every caller PC minus one (jeprof's FixCallerAddresses), so a symbolizer
 // looks each address up as is. Locations are not symbolized.
 //
@@ -131,6 +137,9 @@ func ParseReaderLimit(ctx context.Context, r io.Reader, limit int64) (*profile.P
 	}
 	if head, _ := br.Peek(len("heap_v2/")); string(head) == "heap_v2/" {
 		return parseHeapV2(ctx, br)
+	}
+	if head, _ := br.Peek(len("heap profile:")); isGperfHeap(head) {
+		return parseGperfHeap(ctx, br)
 	}
 	data, err := io.ReadAll(br)
 	if err != nil {

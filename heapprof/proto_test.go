@@ -7,7 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/heapproxy/heapproxy/heapprof/funcname"
 )
+
+var funcnameShort = funcname.Short
 
 // TestWriteProto writes symbolized profiles as protobuf, checks the real
 // `go tool pprof -top` opens them and shows our function names, and that
@@ -27,9 +31,13 @@ func TestWriteProto(t *testing.T) {
 			if err := WriteDOT(&before, p, opt); err != nil {
 				t.Fatal(err)
 			}
+			orig := p.String()
 			var pb bytes.Buffer
 			if err := WriteProto(&pb, p); err != nil {
 				t.Fatal(err)
+			}
+			if p.String() != orig {
+				t.Error("WriteProto modified the profile it wrote")
 			}
 			path := filepath.Join(t.TempDir(), "heap.pb.gz")
 			if err := os.WriteFile(path, pb.Bytes(), 0o644); err != nil {
@@ -42,6 +50,17 @@ func TestWriteProto(t *testing.T) {
 			q, err := Parse(pb.Bytes())
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The allocator's frames are gone, as in jeprof's graph.
+			for _, s := range q.Sample {
+				for _, loc := range s.Location {
+					if len(loc.Line) == 0 {
+						continue
+					}
+					if fn := loc.Line[len(loc.Line)-1].Function; IsAllocatorFrame(funcnameShort(fn.SystemName)) {
+						t.Fatalf("protobuf keeps allocator frame %q", fn.SystemName)
+					}
+				}
 			}
 			var after bytes.Buffer
 			if err := WriteDOT(&after, q, opt); err != nil {

@@ -23,6 +23,27 @@ import (
 type captured struct {
 	snap *snapshot.Snapshot
 	prof *profile.Profile
+	// saved is closed once the snapshot is stored (at once for a store
+	// that saves in the caller); saveErr is then the outcome.
+	saved   chan struct{}
+	saveErr error
+}
+
+// waitSaved waits, within ctx, until the capture's snapshot is stored:
+// snapshot() answers a name that list_snapshots() and the heapprof
+// schema already show (dump_dot_snapshot() does not wait: its user waits
+// for the graph, not for the archive).
+func (c *captured) waitSaved(ctx context.Context) error {
+	select {
+	case <-c.saved:
+	case <-ctx.Done():
+		return fmt.Errorf("store snapshot %s: %w", c.snap.ID, context.Cause(ctx))
+	}
+	var re *snapshot.RetentionError
+	if c.saveErr != nil && !errors.As(c.saveErr, &re) {
+		return fmt.Errorf("store snapshot %s: %w", c.snap.ID, c.saveErr)
+	}
+	return nil
 }
 
 // capture dumps a node, symbolizes the profile and stores both: in the
@@ -87,7 +108,7 @@ func (s *Service) captureOnce(ctx context.Context, node backends.Node) (c *captu
 		Format:   d.Format.String(),
 		Raw:      d.Data,
 	}
-	c = &captured{snap: snap}
+	c = &captured{snap: snap, saved: make(chan struct{})}
 	if d.Format != backends.FormatDOT {
 		if c.prof, err = s.symbolized(ctx, node, d.Data); err != nil {
 			return nil, err
@@ -98,11 +119,14 @@ func (s *Service) captureOnce(ctx context.Context, node backends.Node) (c *captu
 		// (and resolves its name meanwhile).
 		if err := bg.SaveBackground(ctx, snap, s.prepareSnapshot(node, c.prof), func(err error) {
 			s.savedSnapshot(node, snap.ID, err)
+			c.saveErr = err
+			close(c.saved)
 		}); err != nil {
 			return nil, fmt.Errorf("save snapshot of node %d: %w", node.ID, err)
 		}
 		return c, nil
 	}
+	defer close(c.saved)
 	funcs, stacks, err := s.prepareSnapshot(node, c.prof)(ctx, snap)
 	if err != nil {
 		return nil, err

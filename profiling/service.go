@@ -211,10 +211,14 @@ type Answer struct {
 	Warnings []string
 }
 
-// Snapshot dumps a node and stores the snapshot; the answer is its name.
+// Snapshot dumps a node and stores the snapshot; the answer is its name,
+// once the snapshot is stored.
 func (s *Service) Snapshot(ctx context.Context, node backends.Node) (Answer, error) {
 	c, err := s.capture(ctx, node)
 	if err != nil {
+		return Answer{}, err
+	}
+	if err := c.waitSaved(ctx); err != nil {
 		return Answer{}, err
 	}
 	return Answer{Text: c.snap.ID, Warnings: Warnings(c.prof)}, nil

@@ -99,3 +99,51 @@ func TestRenderMatchesJeprof(t *testing.T) {
 		t.Fatal("dot with one argument succeeded")
 	}
 }
+
+// firstTopRow is the function of the first row of `jeprof --text` or
+// `go tool pprof -top` (both: flat flat% sum% cum cum% name), or "".
+func firstTopRow(out string) string {
+	header := true
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if header {
+			// jeprof: "Total: ..."; pprof: "flat  flat%  sum% ...".
+			header = !(len(f) > 0 && (f[0] == "Total:" || f[0] == "flat"))
+			continue
+		}
+		if len(f) > 5 {
+			return strings.Join(f[5:], " ")
+		}
+	}
+	return ""
+}
+
+// heapproxy proto's .pb.gz, opened by the real `go tool pprof -top`, has
+// the same top function as jeprof --text on the same files: jemalloc's
+// own frames (which pprof would show as malloc_usable_size, 100 % flat)
+// are dropped as jeprof drops them.
+func TestProtoTopMatchesJeprof(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = "/usr/local/go/bin/go"
+	}
+	for _, c := range []struct{ src, compiler string }{
+		{"templates.cc", "g++"}, {"shallow.c", "gcc"}, {"growth.c", "gcc"},
+	} {
+		t.Run(c.src, func(t *testing.T) {
+			bin, heaps := buildProfiled(t, c.src, c.compiler, 2)
+			pb := filepath.Join(t.TempDir(), "heap.pb.gz")
+			if err := os.WriteFile(pb, []byte(runRender(t, "proto", bin, heaps[0])), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(goTool, "tool", "pprof", "-top", pb).CombinedOutput()
+			if err != nil {
+				t.Fatalf("go tool pprof -top: %v\n%s", err, out)
+			}
+			want := firstTopRow(jeprof(t, "--text", bin, heaps[0]))
+			if got := firstTopRow(string(out)); got != want || want == "" {
+				t.Fatalf("go tool pprof -top's first function is %q, jeprof --text's %q\n%s", got, want, out)
+			}
+		})
+	}
+}

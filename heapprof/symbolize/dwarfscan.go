@@ -142,8 +142,12 @@ type abbrevAttr struct {
 	implicit int64
 }
 
-// errUnsupported makes loadUnit fall back to debug/dwarf.
-var errUnsupported = errors.New("unsupported DWARF form")
+// errIndexedForm: the DIE uses one of DWARF 5's indexed forms (DW_FORM_strx*,
+// addrx*, rnglistx, the DW_RLE_*x range entries, or their GNU split-DWARF
+// ancestors), which need the unit's str_offsets/addr/rnglists bases. The
+// scanner does not decode them; fallbackToDebugDWARF lets debug/dwarf
+// decode such a unit.
+var errIndexedForm = errors.New("indexed DWARF 5 form")
 
 type reader struct {
 	b    []byte
@@ -267,8 +271,8 @@ func cstringAt(b []byte, off uint64) string {
 // map's.
 type abbrevTab []*abbrev
 
-// maxAbbrevCode bounds the codes abbrevTab holds; larger ones make the
-// scanner give the unit to debug/dwarf.
+// maxAbbrevCode bounds the codes abbrevTab holds; a table with larger ones
+// is an error (no producer measured comes near: gcc numbers them densely).
 const maxAbbrevCode = 1 << 16
 
 func (t abbrevTab) get(code uint64) *abbrev {
@@ -298,7 +302,7 @@ func (x *rawDWARF) abbrevTable(off uint64) (abbrevTab, error) {
 			break
 		}
 		if code >= maxAbbrevCode {
-			return nil, fmt.Errorf("abbreviation code %d: %w", code, errUnsupported)
+			return nil, fmt.Errorf("abbreviation code %d exceeds %d", code, maxAbbrevCode-1)
 		}
 		a := &abbrev{tag: dwarf.Tag(r.uleb()), children: r.u8() != 0}
 		for {
@@ -361,7 +365,7 @@ func (x *rawDWARF) headerFor(dieOff int) (unitHeader, error) {
 
 func (x *rawDWARF) parseHeader(start int) (unitHeader, error) {
 	if start < 0 {
-		return unitHeader{}, errUnsupported
+		return unitHeader{}, fmt.Errorf("unit header at negative offset %d", start)
 	}
 	info := x.info.prefix(start + 24)
 	r := &reader{b: info, off: start}
@@ -379,12 +383,15 @@ func (x *rawDWARF) parseHeader(start int) (unitHeader, error) {
 		h.addrSize = int(r.u8())
 	case h.version == 5:
 		if ut := r.u8(); ut != 1 && ut != 3 { // DW_UT_compile, DW_UT_partial
-			return h, errUnsupported
+			// Skeleton (gcc -gsplit-dwarf: addr2line 2.40 reads no lines
+			// from them either), type (-fdebug-types-section) and split
+			// units hold no code of their own.
+			return h, fmt.Errorf("DWARF 5 unit type %d not read", ut)
 		}
 		h.addrSize = int(r.u8())
 		h.abbrevOff = r.fixed(h.offSize)
 	default:
-		return h, errUnsupported
+		return h, fmt.Errorf("DWARF version %d not read", h.version)
 	}
 	if r.err != nil || h.end > x.info.len() || h.end < r.off {
 		return h, errors.New("bad unit header")
@@ -418,8 +425,8 @@ type scannedDIE struct {
 
 // scanUnit walks the DIEs of one unit and calls fn for every subprogram,
 // entry point and inlined subroutine. Type subtrees are skipped by their
-// DW_AT_sibling. It returns errUnsupported for forms it does not decode
-// (split DWARF indexes), so the caller can use debug/dwarf instead.
+// DW_AT_sibling. It returns errIndexedForm for the indexed forms it does
+// not decode, so the caller can let debug/dwarf decode the unit.
 //
 // With want (sorted addresses) set, the children of a subprogram whose
 // code holds none of them, or that has no code (an abstract instance or a
@@ -494,7 +501,7 @@ func (x *rawDWARF) scanUnit(h unitHeader, base uint64, want []uint64, fn func(*s
 					want = true
 				}
 			}
-			if !want {
+			if !want || ignoredForm(form) {
 				if err := x.skipForm(r, h, form); err != nil {
 					return err
 				}
@@ -524,7 +531,7 @@ func (x *rawDWARF) scanUnit(h unitHeader, base uint64, want []uint64, fn func(*s
 				d.highRel = form != 0x01 // DW_FORM_addr
 			case dwarf.AttrRanges:
 				if form == 0x23 { // DW_FORM_rnglistx
-					return errUnsupported
+					return fmt.Errorf("DW_AT_ranges in DW_FORM_rnglistx: %w", errIndexedForm)
 				}
 				d.ranges = int64(v)
 			case dwarf.AttrCallFile:
@@ -601,9 +608,33 @@ func (x *rawDWARF) skipForm(r *reader, h unitHeader, form uint64) error {
 		r.skip(int(r.fixed(4)))
 	case 0x19, 0x21: // flag_present, implicit_const
 	default:
-		return fmt.Errorf("DWARF form %#x: %w", form, errUnsupported)
+		return fmt.Errorf("unknown DWARF form %#x", form)
 	}
 	return r.err
+}
+
+// ignoredForm reports the forms of dwz's and DWARF 5's supplementary
+// object files (.gnu_debugaltlink): the scanner skips such attributes, as
+// debug/dwarf (which reads them as bare offsets, not names or references)
+// and so loadUnitGo do.
+func ignoredForm(form uint64) bool {
+	switch form {
+	case 0x1f20, 0x1f21, 0x1d, 0x1c, 0x24: // GNU_ref_alt, GNU_strp_alt, strp_sup, ref_sup4, ref_sup8
+		return true
+	}
+	return false
+}
+
+// indexedForm reports the forms whose value is an index into
+// .debug_str_offsets or .debug_addr (see errIndexedForm).
+func indexedForm(form uint64) bool {
+	switch form {
+	case 0x1a, 0x25, 0x26, 0x27, 0x28, // strx, strx1-4
+		0x1b, 0x29, 0x2a, 0x2b, 0x2c, // addrx, addrx1-4
+		0x1f01, 0x1f02: // GNU_addr_index, GNU_str_index
+		return true
+	}
+	return false
 }
 
 // readForm decodes the forms of the attributes scanUnit keeps: integers,
@@ -648,7 +679,10 @@ func (x *rawDWARF) readForm(r *reader, h unitHeader, form uint64, implicit int64
 		if err := x.skipForm(r, h, form); err != nil {
 			return 0, "", false, err
 		}
-		return 0, "", false, errUnsupported
+		if indexedForm(form) {
+			return 0, "", false, fmt.Errorf("DWARF form %#x: %w", form, errIndexedForm)
+		}
+		return 0, "", false, fmt.Errorf("DWARF form %#x where a number, an address or a string belongs", form)
 	}
 	return v, s, isStr, r.err
 }
@@ -707,11 +741,16 @@ func (x *rawDWARF) eachRange(h unitHeader, off uint64, base uint64, fn func(lo, 
 		case 7: // start_length
 			lo = r.fixed(h.addrSize)
 			hi = lo + r.uleb()
-		default: // the x forms need .debug_addr
+		case 1, 2, 3: // base_addressx, startx_endx, startx_length: need .debug_addr
 			if r.err != nil {
 				return r.err
 			}
-			return errUnsupported
+			return fmt.Errorf("range list entry kind %d: %w", kind, errIndexedForm)
+		default:
+			if r.err != nil {
+				return r.err
+			}
+			return fmt.Errorf("range list entry kind %d unknown", kind)
 		}
 		if r.err != nil {
 			break
@@ -786,6 +825,10 @@ func (x *rawDWARF) readUnitEntry(h unitHeader) (unitEntry, error) {
 		}
 		switch at.attr {
 		case dwarf.AttrStmtList, dwarf.AttrCompDir, dwarf.AttrLowpc, dwarf.AttrLanguage:
+			if !ignoredForm(form) {
+				break
+			}
+			fallthrough
 		default:
 			if err := x.skipForm(r, h, form); err != nil {
 				return e, err
@@ -843,6 +886,10 @@ func (x *rawDWARF) dieNames(h unitHeader, off int) ([]nameAttr, error) {
 		}
 		switch at.attr {
 		case dwarf.AttrName, dwarf.AttrLinkageName, attrMIPSLinkageName, dwarf.AttrAbstractOrigin, dwarf.AttrSpecification:
+			if !ignoredForm(form) {
+				break
+			}
+			fallthrough
 		default:
 			if err := x.skipForm(r, h, form); err != nil {
 				return nil, err

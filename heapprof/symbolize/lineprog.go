@@ -66,7 +66,7 @@ func parseLineProgram(ls *debugSection, off uint64, compDir string, addrSize int
 	if p.version >= 5 {
 		p.addrSize = int(r.u8())
 		if seg := r.u8(); seg != 0 {
-			return nil, fmt.Errorf("line table at %#x: segment selectors: %w", off, errUnsupported)
+			return nil, fmt.Errorf("line table at %#x: segment selector size %d: %w", off, seg, errLineTable)
 		}
 	}
 	hdrLen := r.fixed(offSize)
@@ -205,7 +205,7 @@ func (p *lineProgram) readEntry(r *reader, format []entryFormat, offSize int) (s
 		case 0x09: // DW_FORM_block
 			r.skip(int(r.uleb()))
 		default:
-			return "", fmt.Errorf("line table entry form %#x: %w", f.form, errUnsupported)
+			return "", fmt.Errorf("line table entry form %#x: %w", f.form, errLineTable)
 		}
 		if f.form == 0x1a || f.form >= 0x25 && f.form <= 0x28 {
 			v = 0 // a string index is no number

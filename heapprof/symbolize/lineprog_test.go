@@ -54,7 +54,7 @@ func TestLineProgram(t *testing.T) {
 				}
 				for _, want := range [][]uint64{nil, pcs} {
 					var got, ref unitInfo
-					if err := o.dw.readLines(&got, cu.Offset, ue, h.addrSize, want); err != nil {
+					if err := o.dw.readLines(&got, ue, h.addrSize, want); err != nil {
 						t.Fatalf("unit %#x: %v", cu.Offset, err)
 					}
 					if err := ref.readLinesGo(d, cu, want); err != nil {

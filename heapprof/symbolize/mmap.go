@@ -42,40 +42,39 @@ func mapFile(path string) (*mappedFile, error) {
 }
 
 // mappedDWARF reads the debug sections of the mapped file in place,
-// inflating compressed ones on demand. It returns nil (and the caller falls
-// back to elf.File.DWARF, which copies and relocates) for relocatable
-// files and for sections it cannot read in place (zstd, .zdebug_*).
+// inflating zlib-compressed ones on demand. Zstd-compressed sections are
+// errZstd (see fallbackToDebugDWARF); what else it cannot read in place is
+// an error: relocatable files (ET_REL: their DWARF needs relocating, and
+// no process maps one), GNU .zdebug_ sections (addr2line 2.40 reads
+// none of them either) and debug sections without data.
 func mappedDWARF(f *elf.File, m *mappedFile) (*rawDWARF, error) {
 	if f.Type != elf.ET_EXEC && f.Type != elf.ET_DYN {
-		return nil, nil
+		return nil, fmt.Errorf("DWARF of a %v file is not read, only of executables and shared objects", f.Type)
 	}
 	secs := map[string]*debugSection{}
 	for _, s := range f.Sections {
 		if strings.HasPrefix(s.Name, ".zdebug_") {
-			return nil, nil
+			return nil, fmt.Errorf("section %s: GNU-style compressed debug sections are not read", s.Name)
 		}
 		name, ok := strings.CutPrefix(s.Name, ".debug_")
 		if !ok {
 			continue
 		}
 		if s.Type == elf.SHT_NOBITS {
-			return nil, nil
+			return nil, fmt.Errorf("section %s has no data", s.Name)
 		}
 		switch name {
 		case "loc", "loclists", "frame", "macro", "macinfo", "pubnames", "pubtypes", "gnu_pubnames", "gnu_pubtypes":
 			continue // never read: not inflated either
 		}
 		ds, err := newDebugSection(f, s, m.data)
-		if errors.Is(err, errUnsupported) {
-			return nil, nil
-		}
 		if err != nil {
 			return nil, err
 		}
 		secs[name] = ds
 	}
 	if secs["info"] == nil || secs["abbrev"] == nil {
-		return nil, nil
+		return nil, errors.New("no .debug_info or .debug_abbrev")
 	}
 	return &rawDWARF{
 		info: secs["info"], line: secs["line"], secs: secs,

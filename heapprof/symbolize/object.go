@@ -142,20 +142,17 @@ func openObject(path string, debugDirs []string) (*object, error) {
 		}
 	}
 	if dwFile.Section(".debug_info") != nil {
-		var raw *rawDWARF
-		if m, err := mapFile(dwPath); err == nil {
-			raw, err = mappedDWARF(dwFile, m)
-			if err != nil {
-				return nil, fmt.Errorf("read DWARF of %s: %w", dwPath, err)
-			}
-			if raw != nil {
-				o.mapped = m
-			}
+		m, err := mapFile(dwPath)
+		if err != nil {
+			return nil, fmt.Errorf("read DWARF of %s: %w", dwPath, err)
 		}
 		var d *dwarf.Data
 		var aranges []byte
-		if raw == nil {
-			if d, err = dwFile.DWARF(); err != nil {
+		raw, err := mappedDWARF(dwFile, m)
+		if err == nil {
+			o.mapped = m
+		} else {
+			if d, err = fallbackToDebugDWARF(err, dwFile.DWARF); err != nil {
 				return nil, fmt.Errorf("read DWARF of %s: %w", dwPath, err)
 			}
 			if s := dwFile.Section(".debug_aranges"); s != nil {

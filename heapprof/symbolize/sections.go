@@ -61,8 +61,12 @@ func newDebugSection(f *elf.File, s *elf.Section, data []byte) (*debugSection, e
 	} else {
 		size = f.ByteOrder.Uint64(raw[8:])
 	}
-	if elf.CompressionType(typ) != elf.COMPRESS_ZLIB {
-		return nil, fmt.Errorf("section %s: compression %v: %w", s.Name, elf.CompressionType(typ), errUnsupported)
+	switch elf.CompressionType(typ) {
+	case elf.COMPRESS_ZLIB:
+	case elf.COMPRESS_ZSTD:
+		return nil, fmt.Errorf("section %s: %w", s.Name, errZstd)
+	default:
+		return nil, fmt.Errorf("section %s: compression %v not read", s.Name, elf.CompressionType(typ))
 	}
 	if size > maxInflated || size > uint64(len(raw))*1100+1024 {
 		return nil, fmt.Errorf("section %s: implausible size %d", s.Name, size)

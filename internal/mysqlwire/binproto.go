@@ -94,16 +94,34 @@ func intSize(typ byte) int {
 }
 
 // datetimeParam prints a binary DATE/DATETIME/TIMESTAMP (0, 4, 7 or 11
-// bytes) as MySQL's text form.
+// bytes) as MySQL's text form. go-mysql's FormatBinaryDate and
+// FormatBinaryDateTime print the forms they know as MySQL does and are used
+// for those; ours remains for what they get wrong or refuse:
+//   - the 11-byte form with zero microseconds: go-mysql prints
+//     ".000000", MariaDB does not (Item_param::set_time sets no decimals
+//     when second_part is 0), nor does MySQL's text form;
+//   - a DATE sent in 7 or 11 bytes (the date part is meant; go-mysql
+//     refuses it), and lengths go-mysql refuses, read as far as they go.
 func datetimeParam(typ byte, b []byte) string {
+	n := len(b)
+	if typ == mysql.MYSQL_TYPE_DATE && (n == 0 || n == 4) {
+		if v, err := mysql.FormatBinaryDate(n, b); err == nil {
+			return string(v)
+		}
+	}
+	if typ != mysql.MYSQL_TYPE_DATE && (n == 0 || n == 4 || n == 7 || n == 11 && binary.LittleEndian.Uint32(b[7:]) != 0) {
+		if v, err := mysql.FormatBinaryDateTime(n, b); err == nil {
+			return string(v)
+		}
+	}
 	var y, mo, d, h, mi, sec, us int
-	if len(b) >= 4 {
+	if n >= 4 {
 		y, mo, d = int(binary.LittleEndian.Uint16(b)), int(b[2]), int(b[3])
 	}
-	if len(b) >= 7 {
+	if n >= 7 {
 		h, mi, sec = int(b[4]), int(b[5]), int(b[6])
 	}
-	if len(b) >= 11 {
+	if n >= 11 {
 		us = int(binary.LittleEndian.Uint32(b[7:]))
 	}
 	date := fmt.Sprintf("%04d-%02d-%02d", y, mo, d)
@@ -117,13 +135,25 @@ func datetimeParam(typ byte, b []byte) string {
 }
 
 // timeParam prints a binary TIME (0, 8 or 12 bytes) as [-]hhh:mm:ss[.ffffff].
+// go-mysql's FormatBinaryTime is used where it is right; ours remains for:
+//   - days of 256 and more: go-mysql reads only the low byte of the
+//     4-byte day count (beyond TIME's 838:59:59, but a client may send it);
+//   - the 12-byte form with zero microseconds: go-mysql prints ".000000",
+//     MariaDB and MySQL do not (as for DATETIME above);
+//   - other lengths, read as far as they go (go-mysql refuses them).
 func timeParam(b []byte) string {
+	n := len(b)
+	if n == 0 || (n == 8 || n == 12) && binary.LittleEndian.Uint32(b[1:]) < 256 && (n == 8 || binary.LittleEndian.Uint32(b[8:]) != 0) {
+		if v, err := mysql.FormatBinaryTime(n, b); err == nil {
+			return string(v)
+		}
+	}
 	var neg bool
 	var days, h, mi, sec, us int
-	if len(b) >= 8 {
+	if n >= 8 {
 		neg, days, h, mi, sec = b[0] == 1, int(binary.LittleEndian.Uint32(b[1:])), int(b[5]), int(b[6]), int(b[7])
 	}
-	if len(b) >= 12 {
+	if n >= 12 {
 		us = int(binary.LittleEndian.Uint32(b[8:]))
 	}
 	sign := ""
