@@ -4,6 +4,7 @@ import (
 	"context"
 	gosql "database/sql"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -65,8 +66,11 @@ func engineTyped(ctx context.Context, e *Engine, s *Session, q string) (cols, ty
 	}
 	for {
 		row, err := r.Next()
-		if err != nil {
+		if err == io.EOF {
 			break
+		}
+		if err != nil {
+			return cols, typs, nil, err
 		}
 		vals := make([]string, len(row))
 		for i, v := range row {

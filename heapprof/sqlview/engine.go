@@ -57,6 +57,9 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 	eb := newExecBuilder()
 	a := analyzer.NewBuilder(pro).
 		AddPreAnalyzeRule(ruleCheckBefore, checkRule).
+		// Before the standard rules, so that constant folding and
+		// filters see MySQL's arithmetic (dialect.go).
+		AddPreAnalyzeRule(ruleDialect, dialectRule).
 		AddPostAnalyzeRule(ruleTopN, topNUnderProject).
 		AddPostValidationRule(ruleCheckAfter, checkRule).
 		AddPostValidationRule(ruleValueGuard, func(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
@@ -183,6 +186,14 @@ func (r *Result) Next() ([][]byte, error) {
 		if b, ok := datetimeText(c.Type, row[i]); ok {
 			out[i] = b
 			continue
+		}
+		if dt, ok := c.Type.(sql.DecimalType); ok {
+			// MariaDB prints a DECIMAL with all its scale's digits
+			// (GREATEST(x, 1.25) of 10485760 is 10485760.00).
+			if d, ok := row[i].(interface{ StringFixed(int32) string }); ok {
+				out[i] = []byte(d.StringFixed(int32(dt.Scale())))
+				continue
+			}
 		}
 		switch f := row[i].(type) {
 		case float64:

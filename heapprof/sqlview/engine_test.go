@@ -345,8 +345,20 @@ func TestColumnTypesMatchMariaDB(t *testing.T) {
 // mysqlField.typeDatabaseName does, for the types the schema uses.
 func driverTypeName(c Column) string {
 	switch c.Type {
+	case 1, 2, 3, 9:
+		return map[byte]string{1: "TINYINT", 2: "SMALLINT", 3: "INT", 9: "MEDIUMINT"}[c.Type]
+	case 4:
+		return "FLOAT"
 	case 5:
 		return "DOUBLE"
+	case 6:
+		return "NULL"
+	case 7:
+		return "TIMESTAMP"
+	case 13:
+		return "YEAR"
+	case 246:
+		return "DECIMAL"
 	case 8:
 		if c.Flags&32 != 0 {
 			return "UNSIGNED BIGINT"

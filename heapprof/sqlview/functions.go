@@ -26,6 +26,18 @@ func (p *provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
 		return sql.Function1{Name: "sec_to_time", Fn: func(x sql.Expression) sql.Expression {
 			return &fnExpr{name: "SEC_TO_TIME", args: []sql.Expression{x}, typ: types.Time, eval: secToTime}
 		}}, true
+	case "str_to_date":
+		return sql.Function2{Name: "str_to_date", Fn: func(d, f sql.Expression) sql.Expression {
+			return &strToDate{date: d, format: f}
+		}}, true
+	case "greatest":
+		return sql.FunctionN{Name: "greatest", Fn: newExtremum(true)}, true
+	case "least":
+		return sql.FunctionN{Name: "least", Fn: newExtremum(false)}, true
+	case "round":
+		return sql.FunctionN{Name: "round", Fn: newRound}, true
+	case "from_unixtime":
+		return sql.FunctionN{Name: "from_unixtime", Fn: newFromUnixtime}, true
 	case "utc_timestamp":
 		return sql.FunctionN{Name: "utc_timestamp", Fn: newUTCTimestamp}, true
 	case "current_user":

@@ -325,6 +325,7 @@ const (
 	ruleCheckAfter
 	ruleValueGuard
 	ruleTopN
+	ruleDialect
 )
 
 // checkRule runs checkPlan as an analyzer rule: before the standard rules

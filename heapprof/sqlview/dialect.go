@@ -1,0 +1,626 @@
+package sqlview
+
+// MySQL semantics go-mysql-server v0.20.0 gets silently wrong, fixed through
+// its extension points: the FunctionProvider (GREATEST, LEAST,
+// FROM_UNIXTIME, STR_TO_DATE in strtodate.go) and an analyzer rule
+// (ruleDialect: checked BIGINT arithmetic, fractional date intervals).
+// TestDialectMatchesMariaDB compares each with MariaDB.
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// erWarnDatetime is MySQL's warning 1292 (incorrect datetime value).
+const erWarnDatetime = 1292
+
+// rat reads a value as an exact number (strings by their leading number,
+// as MySQL does); false when it is none.
+func rat(ctx *sql.Context, v any) (*big.Rat, bool) {
+	s, _, err := types.LongText.Convert(ctx, v)
+	if err != nil {
+		return nil, false
+	}
+	str, _ := s.(string)
+	str = strings.TrimSpace(str)
+	end := 0
+	for end < len(str) && strings.IndexByte("+-0123456789.eE", str[end]) >= 0 {
+		end++
+	}
+	r, ok := new(big.Rat).SetString(str[:end])
+	return r, ok
+}
+
+// fracDigits is how many fraction digits MariaDB gives a value of type t
+// used as seconds: none for integers, a DECIMAL's scale, six otherwise.
+func fracDigits(t sql.Type) int {
+	switch {
+	case types.IsInteger(t):
+		return 0
+	case types.IsDecimal(t):
+		if dt, ok := t.(sql.DecimalType); ok {
+			return min(int(dt.Scale()), 6)
+		}
+	}
+	return 6
+}
+
+// micros is r in microseconds, truncated toward zero (MariaDB truncates
+// fractions beyond six digits).
+func micros(r *big.Rat) (int64, bool) {
+	m := new(big.Rat).Mul(r, big.NewRat(1_000_000, 1))
+	q := new(big.Int).Quo(m.Num(), m.Denom())
+	if !q.IsInt64() {
+		return 0, false
+	}
+	return q.Int64(), true
+}
+
+// --- GREATEST / LEAST -------------------------------------------------
+
+// extremum is GREATEST or LEAST. With a DECIMAL argument go-mysql-server
+// errors (or truncates to BIGINT); MariaDB compares exactly and answers
+// DECIMAL when every argument is an integer or a decimal, DOUBLE when a
+// float or a string joins them. Without decimals go-mysql-server's own
+// function answers.
+type extremum struct {
+	greatest bool
+	args     []sql.Expression
+	base     sql.Expression
+}
+
+var _ sql.FunctionExpression = (*extremum)(nil)
+
+func newExtremum(greatest bool) func(args ...sql.Expression) (sql.Expression, error) {
+	return func(args ...sql.Expression) (sql.Expression, error) {
+		var base sql.Expression
+		var err error
+		if greatest {
+			base, err = function.NewGreatest(args...)
+		} else {
+			base, err = function.NewLeast(args...)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &extremum{greatest: greatest, args: args, base: base}, nil
+	}
+}
+
+func (x *extremum) name() string {
+	if x.greatest {
+		return "GREATEST"
+	}
+	return "LEAST"
+}
+
+func (x *extremum) Resolved() bool             { return x.base.Resolved() }
+func (x *extremum) String() string             { return x.base.String() }
+func (x *extremum) IsNullable() bool           { return x.base.IsNullable() }
+func (x *extremum) Children() []sql.Expression { return x.args }
+func (x *extremum) FunctionName() string       { return strings.ToLower(x.name()) }
+func (x *extremum) Description() string        { return "MariaDB's " + x.name() + " (heapprof/sqlview)" }
+
+func (x *extremum) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	return newExtremum(x.greatest)(c...)
+}
+
+// kind is 'n' (not ours: go-mysql-server answers), 'd' (DECIMAL), 'f'
+// (DOUBLE) or 't' (a DECIMAL with a date or time: unsupported).
+func (x *extremum) kind() byte {
+	dec, exact, temporal := false, true, false
+	for _, a := range x.args {
+		t := a.Type()
+		switch {
+		case t == types.Null:
+			return 'n'
+		case types.IsDecimal(t):
+			dec = true
+		case types.IsInteger(t):
+		case types.IsTime(t) || types.IsDateType(t) || types.IsDatetimeType(t) || types.IsTimestampType(t):
+			temporal = true
+		default:
+			exact = false
+		}
+	}
+	switch {
+	case !dec:
+		return 'n'
+	case temporal:
+		return 't'
+	case exact:
+		return 'd'
+	}
+	return 'f'
+}
+
+func (x *extremum) Type() sql.Type {
+	switch x.kind() {
+	case 'd':
+		var intDigits, scale uint8
+		for _, a := range x.args {
+			if dt, ok := a.Type().(sql.DecimalType); ok {
+				intDigits = max(intDigits, dt.Precision()-dt.Scale())
+				scale = max(scale, dt.Scale())
+			} else {
+				intDigits = max(intDigits, 19)
+			}
+		}
+		return types.MustCreateDecimalType(min(intDigits+scale, 65), min(scale, 30))
+	case 'f':
+		return types.Float64
+	}
+	return x.base.Type()
+}
+
+func (x *extremum) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	k := x.kind()
+	if k == 'n' {
+		return x.base.Eval(ctx, row)
+	}
+	if k == 't' {
+		return nil, errUnsupported(x.name() + "() of DECIMAL and date or time values together")
+	}
+	var best *big.Rat
+	var bestF float64
+	var bestV any
+	for i, a := range x.args {
+		v, err := a.Eval(ctx, row)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		if k == 'f' {
+			f, _, err := types.Float64.Convert(ctx, v)
+			if err != nil {
+				return nil, err
+			}
+			fv, _ := f.(float64)
+			if i == 0 || (x.greatest && fv > bestF) || (!x.greatest && fv < bestF) {
+				bestF = fv
+			}
+			continue
+		}
+		r, ok := rat(ctx, v)
+		if !ok {
+			return nil, fmt.Errorf("%s: not a number: %v", x.name(), v)
+		}
+		if c := r.Cmp(orRat(best, r)); i == 0 || (x.greatest && c > 0) || (!x.greatest && c < 0) {
+			best, bestV = r, v
+		}
+	}
+	if k == 'f' {
+		return bestF, nil
+	}
+	d, _, err := x.Type().Convert(ctx, bestV)
+	return d, err
+}
+
+func orRat(r, alt *big.Rat) *big.Rat {
+	if r == nil {
+		return alt
+	}
+	return r
+}
+
+// --- FROM_UNIXTIME ------------------------------------------------------
+
+// fromUnixtime is FROM_UNIXTIME(ts [, format]) keeping ts's fraction:
+// DATETIME with as many fraction digits as ts has (none for an integer,
+// a DECIMAL's scale, six for DOUBLE and strings), as MariaDB answers;
+// go-mysql-server rounds ts to whole seconds and always answers
+// DATETIME(6).
+type fromUnixtime struct{ args []sql.Expression }
+
+var _ sql.FunctionExpression = (*fromUnixtime)(nil)
+
+func newFromUnixtime(args ...sql.Expression) (sql.Expression, error) {
+	if len(args) < 1 || len(args) > 2 {
+		return nil, sql.ErrInvalidArgumentNumber.New("FROM_UNIXTIME", "1 or 2", len(args))
+	}
+	return &fromUnixtime{args: args}, nil
+}
+
+func (f *fromUnixtime) Resolved() bool             { return expression.ExpressionsResolved(f.args...) }
+func (f *fromUnixtime) IsNullable() bool           { return true }
+func (f *fromUnixtime) Children() []sql.Expression { return f.args }
+func (f *fromUnixtime) FunctionName() string       { return "from_unixtime" }
+func (f *fromUnixtime) Description() string        { return "MariaDB's FROM_UNIXTIME (heapprof/sqlview)" }
+func (f *fromUnixtime) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	return newFromUnixtime(c...)
+}
+
+func (f *fromUnixtime) String() string {
+	parts := make([]string, len(f.args))
+	for i, a := range f.args {
+		parts[i] = a.String()
+	}
+	return "FROM_UNIXTIME(" + strings.Join(parts, ", ") + ")"
+}
+
+func (f *fromUnixtime) Type() sql.Type {
+	if len(f.args) == 2 {
+		return types.Text
+	}
+	return datetimeType(fracDigits(f.args[0].Type()))
+}
+
+func (f *fromUnixtime) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := f.args[0].Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	r, ok := rat(ctx, v)
+	if !ok || r.Sign() < 0 {
+		return nil, nil
+	}
+	us, ok := micros(r)
+	if !ok || us/1_000_000 > function.MaxUnixTimeSecs {
+		return nil, nil
+	}
+	digits := fracDigits(f.args[0].Type())
+	us -= us % pow10(6-digits)
+	// The whole seconds through go-mysql-server (session time zone).
+	secs, err := function.NewFromUnixtime(expression.NewLiteral(us/1_000_000, types.Int64))
+	if err != nil {
+		return nil, err
+	}
+	tv, err := secs.Eval(ctx, row)
+	if err != nil || tv == nil {
+		return nil, err
+	}
+	t, ok := tv.(time.Time)
+	if !ok {
+		return nil, fmt.Errorf("FROM_UNIXTIME: unexpected %T", tv)
+	}
+	t = t.Add(time.Duration(us%1_000_000) * time.Microsecond)
+	if len(f.args) == 1 {
+		return t, nil
+	}
+	format, err := f.args[1].Eval(ctx, row)
+	if err != nil || format == nil {
+		return nil, err
+	}
+	return function.NewDateFormat(expression.NewLiteral(t, types.DatetimeMaxPrecision), expression.NewLiteral(format, f.args[1].Type())).Eval(ctx, row)
+}
+
+// --- the analyzer rule --------------------------------------------------
+
+// dialectRule replaces, in the analyzed plan and its subqueries, + - * of
+// signed integers by checkedArith and date arithmetic with an INTERVAL by
+// dateOffset.
+func dialectRule(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	return dialectNode(n)
+}
+
+func dialectNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+	return transform.NodeExprsWithOpaque(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		switch e := e.(type) {
+		case *plan.Subquery:
+			q, same, err := dialectNode(e.Query)
+			if err != nil || same == transform.SameTree {
+				return e, transform.SameTree, err
+			}
+			return e.WithQuery(q), transform.NewTree, nil
+		case *expression.Arithmetic:
+			liv, li := e.LeftChild.(*expression.Interval)
+			riv, ri := e.RightChild.(*expression.Interval)
+			switch {
+			case ri && (e.Op == ast.PlusStr || e.Op == ast.MinusStr):
+				return newDateOffset(e.LeftChild, riv, e.Op == ast.MinusStr), transform.NewTree, nil
+			case li && e.Op == ast.PlusStr:
+				return newDateOffset(e.RightChild, liv, false), transform.NewTree, nil
+			case !li && !ri && (e.Op == ast.PlusStr || e.Op == ast.MinusStr || e.Op == ast.MultStr) &&
+				signedInt(e.LeftChild.Type()) && signedInt(e.RightChild.Type()):
+				return &checkedArith{Arithmetic: e}, transform.NewTree, nil
+			}
+		case *expression.Mod:
+			if signedInt(e.LeftChild.Type()) && signedInt(e.RightChild.Type()) {
+				return &intMod{Mod: e}, transform.NewTree, nil
+			}
+		case *function.DateAdd:
+			return newDateOffset(e.Date, e.Interval, false), transform.NewTree, nil
+		case *function.DateSub:
+			return newDateOffset(e.Date, e.Interval, true), transform.NewTree, nil
+		}
+		return e, transform.SameTree, nil
+	})
+}
+
+func signedInt(t sql.Type) bool { return types.IsInteger(t) && types.IsSigned(t) }
+
+// checkedArith is + - * of signed integers answering MySQL's ERROR 1690
+// on overflow; go-mysql-server wraps around.
+type checkedArith struct{ *expression.Arithmetic }
+
+func (c *checkedArith) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	e, err := c.Arithmetic.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	a, ok := e.(*expression.Arithmetic)
+	if !ok {
+		return e, nil
+	}
+	return &checkedArith{Arithmetic: a}, nil
+}
+
+func (c *checkedArith) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	var vals [2]int64
+	for i, e := range []sql.Expression{c.LeftChild, c.RightChild} {
+		v, err := e.Eval(ctx, row)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		n, _, err := types.Int64.Convert(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = n.(int64)
+	}
+	l, r := vals[0], vals[1]
+	var out int64
+	overflow := false
+	switch c.Op {
+	case ast.PlusStr:
+		out = l + r
+		overflow = (r > 0 && out < l) || (r < 0 && out > l)
+	case ast.MinusStr:
+		out = l - r
+		overflow = (r < 0 && out < l) || (r > 0 && out > l)
+	case ast.MultStr:
+		out = l * r
+		overflow = l != 0 && (out/l != r || (l == -1 && r == math.MinInt64) || (r == -1 && l == math.MinInt64))
+	}
+	if overflow {
+		return nil, &Error{Code: mysql.ERDataOutOfRange, State: "22003",
+			Message: fmt.Sprintf("BIGINT value is out of range in '%s %s %s'", c.LeftChild, c.Op, c.RightChild)}
+	}
+	return out, nil
+}
+
+// dateOffset is DATE_ADD, DATE_SUB and x ± INTERVAL as MariaDB computes
+// them: INTERVAL 1.5 SECOND is a second and a half (go-mysql-server rounds
+// it to 2), and the result keeps the fraction digits of x and of the
+// interval (go-mysql-server's x + INTERVAL answers DATETIME(0), dropping
+// microseconds). It replaces go-mysql-server's node before analysis, so
+// constant folding and filters see it; its children are x and the
+// interval's amount (go-mysql-server's validator refuses an INTERVAL
+// under any other node). A TIME x is left to go-mysql-server.
+type dateOffset struct {
+	date, amount sql.Expression
+	unit         string
+	sub          bool
+}
+
+var _ sql.Expression = (*dateOffset)(nil)
+
+func newDateOffset(date sql.Expression, iv *expression.Interval, sub bool) *dateOffset {
+	return &dateOffset{date: date, amount: iv.Child, unit: iv.Unit, sub: sub}
+}
+
+func (d *dateOffset) interval() *expression.Interval { return expression.NewInterval(d.amount, d.unit) }
+
+// base is go-mysql-server's own expression.
+func (d *dateOffset) base() (sql.Expression, error) {
+	if d.sub {
+		return function.NewDateSub(d.date, d.interval())
+	}
+	return function.NewDateAdd(d.date, d.interval())
+}
+
+func (d *dateOffset) parts() (sql.Expression, *expression.Interval) { return d.date, d.interval() }
+
+func (d *dateOffset) Resolved() bool             { return d.date.Resolved() && d.amount.Resolved() }
+func (d *dateOffset) IsNullable() bool           { return true }
+func (d *dateOffset) Children() []sql.Expression { return []sql.Expression{d.date, d.amount} }
+func (d *dateOffset) String() string {
+	op := "+"
+	if d.sub {
+		op = "-"
+	}
+	return fmt.Sprintf("(%s %s INTERVAL %s %s)", d.date, op, d.amount, d.unit)
+}
+
+func (d *dateOffset) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	if len(c) != 2 {
+		return nil, sql.ErrInvalidChildrenNumber.New(d, len(c), 2)
+	}
+	return &dateOffset{date: c[0], amount: c[1], unit: d.unit, sub: d.sub}, nil
+}
+
+// intervalDigits is the fraction digits an interval brings: a SECOND
+// count's own, six for units in microseconds, none otherwise.
+func intervalDigits(iv *expression.Interval) int {
+	switch {
+	case iv.Unit == "SECOND":
+		return fracDigits(iv.Child.Type())
+	case strings.Contains(iv.Unit, "MICROSECOND"):
+		return 6
+	}
+	return 0
+}
+
+// Type: DATETIME(p) for a DATETIME or TIMESTAMP x, p the larger of x's
+// and the interval's fraction digits; DATE for a DATE x and a unit of days
+// or more; text for a text x (MariaDB's VARCHAR).
+func (d *dateOffset) Type() sql.Type {
+	date, iv := d.parts()
+	t := date.Type()
+	switch {
+	case types.IsDatetimeType(t) || types.IsTimestampType(t):
+		p := 0
+		if dt, ok := t.(sql.DatetimeType); ok {
+			p = dt.Precision()
+		}
+		return datetimeType(max(p, intervalDigits(iv)))
+	case t == types.Date:
+		if timeUnit(iv.Unit) {
+			return datetimeType(intervalDigits(iv))
+		}
+		return types.Date
+	case types.IsText(t):
+		return types.LongText
+	}
+	b, err := d.base()
+	if err != nil {
+		return types.DatetimeMaxPrecision
+	}
+	return b.Type()
+}
+
+func timeUnit(unit string) bool {
+	return strings.Contains(unit, "HOUR") || strings.Contains(unit, "MINUTE") || strings.Contains(unit, "SECOND")
+}
+
+func (d *dateOffset) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	date, iv := d.parts()
+	if t := date.Type(); !types.IsDatetimeType(t) && !types.IsTimestampType(t) && t != types.Date && !types.IsText(t) {
+		b, err := d.base()
+		if err != nil {
+			return nil, err
+		}
+		return b.Eval(ctx, row)
+	}
+	typ := d.Type()
+	v, err := date.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	tv, _, err := types.DatetimeMaxPrecision.Convert(ctx, v)
+	if err != nil || tv == nil {
+		ctx.Warn(erWarnDatetime, "Incorrect datetime value: '%v'", v)
+		return nil, nil
+	}
+	t := tv.(time.Time)
+	var td *expression.TimeDelta
+	if iv.Unit == "SECOND" {
+		n, err := iv.Child.Eval(ctx, row)
+		if err != nil || n == nil {
+			return nil, err
+		}
+		r, ok := rat(ctx, n)
+		if !ok {
+			return nil, nil
+		}
+		us, ok := micros(r)
+		if !ok {
+			return nil, nil
+		}
+		td = &expression.TimeDelta{Microseconds: us}
+	} else if td, err = iv.EvalDelta(ctx, row); err != nil || td == nil {
+		return nil, err
+	}
+	if d.sub {
+		t = td.Sub(t)
+	} else {
+		t = td.Add(t)
+	}
+	if t.Year() < 1 || t.Year() > 9999 {
+		ctx.Warn(erWarnDatetime, "Datetime function: datetime field overflow")
+		return nil, nil
+	}
+	switch tt := typ.(type) {
+	case sql.DatetimeType:
+		if typ == types.Date {
+			return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC), nil
+		}
+		return t.Truncate(time.Second / time.Duration(pow10(tt.Precision()))), nil
+	}
+	// Text in, text out: a date when x was a date and the unit days or
+	// more, else a datetime with the fraction digits of x and the interval.
+	s, _ := v.(string)
+	s = strings.TrimSpace(s)
+	if len(s) <= 10 && !timeUnit(iv.Unit) {
+		return t.Format("2006-01-02"), nil
+	}
+	digits := intervalDigits(iv)
+	if _, frac, ok := strings.Cut(s, "."); ok && strings.Contains(s, ":") {
+		digits = max(digits, min(len(frac), 6))
+	}
+	const layout = "2006-01-02 15:04:05.000000"
+	if digits == 0 {
+		return t.Format(layout[:19]), nil
+	}
+	return t.Format(layout[:20+digits]), nil
+}
+
+// intMod is % of signed integers typed BIGINT, as MariaDB types it
+// (go-mysql-server answers DECIMAL with the same digits).
+type intMod struct{ *expression.Mod }
+
+func (m *intMod) Type() sql.Type { return types.Int64 }
+
+func (m *intMod) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	e, err := m.Mod.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	if mod, ok := e.(*expression.Mod); ok {
+		return &intMod{Mod: mod}, nil
+	}
+	return e, nil
+}
+
+func (m *intMod) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := m.Mod.Eval(ctx, row)
+	if err != nil || v == nil {
+		return v, err
+	}
+	n, _, err := types.Int64.Convert(ctx, v)
+	return n, err
+}
+
+// decimalRound is ROUND(x, d) of a DECIMAL x with a constant d: MariaDB
+// answers DECIMAL with scale d (ROUND(x / 1048576, 2) prints 0.50);
+// go-mysql-server keeps x's scale.
+type decimalRound struct{ sql.Expression }
+
+func newRound(args ...sql.Expression) (sql.Expression, error) {
+	r, err := function.NewRound(args...)
+	if err != nil {
+		return nil, err
+	}
+	return &decimalRound{Expression: r}, nil
+}
+
+func (r *decimalRound) FunctionName() string { return "round" }
+func (r *decimalRound) Description() string  { return "MariaDB's ROUND (heapprof/sqlview)" }
+
+func (r *decimalRound) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	return newRound(c...)
+}
+
+func (r *decimalRound) Type() sql.Type {
+	kids := r.Children()
+	dt, ok := kids[0].Type().(sql.DecimalType)
+	if !ok {
+		return r.Expression.Type()
+	}
+	d := int64(0)
+	if len(kids) == 2 {
+		lit, ok := kids[1].(*expression.Literal)
+		if !ok {
+			return r.Expression.Type()
+		}
+		n, ok := types.CoalesceInt(lit.Value())
+		if !ok {
+			return r.Expression.Type()
+		}
+		d = int64(n)
+	}
+	scale := uint8(max(0, min(d, int64(dt.Scale()))))
+	return types.MustCreateDecimalType(min(dt.Precision()-dt.Scale()+scale+1, 65), scale)
+}

@@ -1,0 +1,295 @@
+package sqlview
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The generated-query differential test: a fixed-seed grammar over the
+// schema (select lists, WHERE with comparisons / LIKE / IN / BETWEEN,
+// GROUP BY / HAVING, ORDER BY / LIMIT, joins on snapshot_id and the date
+// bucketing functions BI tools send) run on the engine and on MariaDB with
+// the same rows. Rows are compared as multisets unless the query orders
+// them, column types as go-sql-driver names them, errors by code. Every
+// difference must fall in a class of knownDivergences, which says why.
+
+// genItem is one select-list expression and the template that made it
+// (what a divergence is classified by).
+type genItem struct{ sql, tmpl string }
+
+type genQuery struct {
+	sql     string
+	items   []genItem
+	ordered bool
+}
+
+// genSource is a FROM clause and the columns it offers by kind.
+type genSource struct {
+	from                  string
+	nums, strs, dts, keys []string
+}
+
+func genSources() []genSource {
+	snap := genSource{from: "heapprof.snapshots s",
+		nums: []string{"s.node_id", "s.total_bytes", "s.total_objects", "s.sample_period"},
+		strs: []string{"s.id", "s.node_kind", "s.node_addr"}, dts: []string{"s.taken_at"}, keys: []string{"s.node_id", "s.node_kind", "s.id"}}
+	fn := genSource{from: "heapprof.functions f",
+		nums: []string{"f.flat_bytes", "f.cum_bytes", "f.flat_objects", "f.node_id"},
+		strs: []string{"f.name", "f.snapshot_id"}, dts: []string{"f.taken_at"}, keys: []string{"f.name", "f.node_id", "f.snapshot_id"}}
+	stk := genSource{from: "heapprof.stacks k",
+		nums: []string{"k.bytes", "k.objects", "k.stack_id"},
+		strs: []string{"k.frames", "k.snapshot_id"}, dts: []string{"k.taken_at"}, keys: []string{"k.snapshot_id", "k.stack_id"}}
+	join := func(a, b genSource, on string) genSource {
+		return genSource{from: a.from + " JOIN " + b.from + " ON " + on,
+			nums: append(slices.Clone(a.nums), b.nums...), strs: append(slices.Clone(a.strs), b.strs...),
+			dts: append(slices.Clone(a.dts), b.dts...), keys: append(slices.Clone(a.keys), b.keys...)}
+	}
+	return []genSource{snap, fn, stk,
+		join(snap, fn, "f.snapshot_id = s.id"),
+		join(snap, stk, "k.snapshot_id = s.id"),
+		join(fn, stk, "k.snapshot_id = f.snapshot_id AND k.frames LIKE CONCAT('%', f.name)"),
+	}
+}
+
+// genTemplates are the expression templates by kind; %s is a column of
+// that kind.
+type genTemplates struct{ num, str, dt, agg []string }
+
+func templates() genTemplates {
+	return genTemplates{
+		num: []string{"%s", "%s + 1", "%s * 2", "%s - 1000", "%s DIV 1024", "%s %% 7", "ROUND(%s / 1048576, 2)", "ABS(%s - 5000000)"},
+		str: []string{"%s", "UPPER(%s)", "LENGTH(%s)", "CONCAT(%s, '#')", "SUBSTRING(%s, 1, 6)", "LEFT(%s, 4)", "REPLACE(%s, ':', '_')"},
+		dt: []string{"%s", "DATE_FORMAT(%s, '%%Y-%%m-%%d %%H:00:00')", "DATE(%s)", "YEARWEEK(%s)", "UNIX_TIMESTAMP(%s)",
+			"FROM_UNIXTIME(UNIX_TIMESTAMP(%s) DIV 3600 * 3600)", "TIMESTAMPDIFF(HOUR, %s, '2026-11-22 00:00:00')",
+			"str_to_date(concat(yearweek(%s), ' Sunday'), '%%X%%V %%W')", "DATE_ADD(%s, INTERVAL 1.5 SECOND)",
+			"DATE_FORMAT(%s, '%%Y-%%m')", "HOUR(%s)", "DAYOFWEEK(%s)", "FROM_UNIXTIME(UNIX_TIMESTAMP(%s))"},
+		agg: []string{"COUNT(*)", "SUM(%s)", "MIN(%s)", "MAX(%s)", "AVG(%s)", "COUNT(DISTINCT %s)"},
+	}
+}
+
+func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
+
+func genItemOf(r *rand.Rand, tm genTemplates, src genSource) genItem {
+	switch r.IntN(3) {
+	case 0:
+		t := pick(r, tm.num)
+		return genItem{fmt.Sprintf(t, pick(r, src.nums)), "num " + t}
+	case 1:
+		t := pick(r, tm.str)
+		return genItem{fmt.Sprintf(t, pick(r, src.strs)), "str " + t}
+	}
+	t := pick(r, tm.dt)
+	return genItem{fmt.Sprintf(t, pick(r, src.dts)), "dt " + t}
+}
+
+func genCond(r *rand.Rand, src genSource) string {
+	one := func() string {
+		switch r.IntN(7) {
+		case 0:
+			return fmt.Sprintf("%s %s %d", pick(r, src.nums), pick(r, []string{"=", "<>", "<", "<=", ">", ">="}),
+				pick(r, []int{0, 1, 70, 1000, 10001, 10002, 1048576, 5242880, 10000000}))
+		case 1:
+			lo := pick(r, []int{0, 1000, 10001, 3145728})
+			return fmt.Sprintf("%s BETWEEN %d AND %d", pick(r, src.nums), lo, lo*2+10)
+		case 2:
+			return fmt.Sprintf("%s IN (10001, 10003, 70, 1, 7340032)", pick(r, src.nums))
+		case 3:
+			return fmt.Sprintf("%s LIKE '%s'", pick(r, src.strs), pick(r, []string{"%Leak%", "heap_profile.10001%", "doris%", "%::%", "main%", "%0", "_e%"}))
+		case 4:
+			return fmt.Sprintf("%s IN ('starrocks', 'doris', 'main', 'heap_profile.10002.0', 'doris::Join')", pick(r, src.strs))
+		case 5:
+			return fmt.Sprintf("%s %s '2026-11-20 14:00:00'", pick(r, src.dts), pick(r, []string{"<", ">=", "<>"}))
+		}
+		return fmt.Sprintf("%s BETWEEN FROM_UNIXTIME(1795161600) AND FROM_UNIXTIME(1795248000)", pick(r, src.dts))
+	}
+	c := one()
+	switch r.IntN(4) {
+	case 0:
+		c += " AND " + one()
+	case 1:
+		c = "(" + c + " OR " + one() + ")"
+	}
+	return c
+}
+
+// genQueries makes n queries from seed: half plain selections, half
+// GROUP BY with aggregates.
+func genQueries(seed uint64, n int) []genQuery {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	sources := genSources()
+	tm := templates()
+	out := make([]genQuery, 0, n)
+	for len(out) < n {
+		src := pick(r, sources)
+		var q genQuery
+		var sel []string
+		if r.IntN(2) == 0 {
+			for range 1 + r.IntN(3) {
+				q.items = append(q.items, genItemOf(r, tm, src))
+			}
+		} else {
+			g := genItemOf(r, tm, src)
+			if r.IntN(2) == 0 {
+				k := pick(r, src.keys)
+				g = genItem{k, "key"}
+			}
+			q.items = append(q.items, g)
+			for range 1 + r.IntN(2) {
+				t := pick(r, tm.agg)
+				arg := pick(r, src.nums)
+				if strings.Contains(t, "MIN") || strings.Contains(t, "MAX") || strings.Contains(t, "DISTINCT") {
+					arg = pick(r, append(append(slices.Clone(src.nums), src.strs...), src.dts...))
+				}
+				q.items = append(q.items, genItem{strings.ReplaceAll(t, "%s", arg), "agg " + t})
+			}
+		}
+		for i, it := range q.items {
+			sel = append(sel, fmt.Sprintf("%s AS c%d", it.sql, i+1))
+		}
+		s := "SELECT " + strings.Join(sel, ", ") + " FROM " + src.from
+		if r.IntN(3) > 0 {
+			s += " WHERE " + genCond(r, src)
+		}
+		if strings.HasPrefix(q.items[len(q.items)-1].tmpl, "agg") {
+			s += " GROUP BY c1"
+			if r.IntN(3) == 0 {
+				s += pick(r, []string{" HAVING COUNT(*) > 1", " HAVING c2 > 0", " HAVING MAX(" + pick(r, src.nums) + ") >= 1048576"})
+			}
+		}
+		if r.IntN(2) == 0 {
+			q.ordered = true
+			var ord []string
+			for i := range q.items {
+				ord = append(ord, fmt.Sprintf("%d%s", i+1, pick(r, []string{"", " DESC"})))
+			}
+			s += " ORDER BY " + strings.Join(ord, ", ")
+			if r.IntN(2) == 0 {
+				s += fmt.Sprintf(" LIMIT %d", 1+r.IntN(5))
+			}
+		}
+		q.sql = s
+		out = append(out, q)
+	}
+	return out
+}
+
+// divergence is a documented difference between go-mysql-server and
+// MariaDB the generated queries meet: the classes (see classify) it
+// covers and why it is kept. Anything else fails the test.
+type divergence struct {
+	class *regexp.Regexp
+	why   string
+}
+
+func knownDivergences() []divergence {
+	return []divergence{
+		{regexp.MustCompile(`^type of (str|dt DATE_FORMAT).*: engine (TEXT|VARCHAR), MariaDB (VARCHAR|TEXT|LONGTEXT)$`),
+			"string functions: the same text, but go-mysql-server types results LONGTEXT or VARCHAR where MariaDB derives VARCHAR/TEXT from the argument's length; clients read both as strings"},
+		{regexp.MustCompile(`^type of agg (SUM|AVG)\(%s\): engine DOUBLE, MariaDB DECIMAL$`),
+			"SUM and AVG of BIGINT are DOUBLE in go-mysql-server, DECIMAL in MariaDB (documented in README.md); SUM prints the same digits"},
+		{regexp.MustCompile(`^values of agg AVG\(%s\)$`),
+			"AVG: MariaDB prints DECIMAL with 4 more fraction digits (2.5000), the engine the shortest DOUBLE (2.5)"},
+		{regexp.MustCompile(`^row count$`),
+			"HAVING <string aggregate> > 0: MariaDB compares a string with a number as DOUBLE ('10.0.0.1:8040' is 10), go-mysql-server does not; the generator's HAVING c2 > 0 on MIN/MAX of a text column"},
+		{regexp.MustCompile(`^error: engine 1146, MariaDB 0$`),
+			"go-mysql-server bug: HAVING with an aggregate of a joined table's column that the select list does not use answers 1146 'table not found'"},
+	}
+}
+
+// classify names what differs between two answers, "" when they match.
+func classify(q genQuery, gt, wt []string, gr, wr [][]string, gerr, werr error) []string {
+	if gerr != nil || werr != nil {
+		if errorCode(gerr) == errorCode(werr) {
+			return nil
+		}
+		return []string{fmt.Sprintf("error: engine %d, MariaDB %d", errorCode(gerr), errorCode(werr))}
+	}
+	var classes []string
+	for i := range min(len(gt), len(wt), len(q.items)) {
+		if gt[i] != wt[i] {
+			classes = append(classes, fmt.Sprintf("type of %s: engine %s, MariaDB %s", q.items[i].tmpl, gt[i], wt[i]))
+		}
+	}
+	if len(gr) != len(wr) {
+		return append(classes, "row count")
+	}
+	if !q.ordered {
+		gr, wr = sortedRows(gr), sortedRows(wr)
+	}
+	for i := range min(len(q.items), len(gt)) {
+		col := func(rows [][]string) []string {
+			c := make([]string, len(rows))
+			for j, row := range rows {
+				c[j] = row[i]
+			}
+			if !q.ordered {
+				sort.Strings(c)
+			}
+			return c
+		}
+		if !slices.Equal(col(gr), col(wr)) {
+			classes = append(classes, "values of "+q.items[i].tmpl)
+		}
+	}
+	if len(classes) == 0 && !slices.EqualFunc(gr, wr, slices.Equal) {
+		classes = append(classes, "row order")
+	}
+	return classes
+}
+
+func sortedRows(rows [][]string) [][]string {
+	out := slices.Clone(rows)
+	slices.SortFunc(out, func(a, b []string) int { return slices.Compare(a, b) })
+	return out
+}
+
+func TestGeneratedQueriesMatchMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	r := refConn(t)
+	queries := genQueries(20261120, 300)
+	matched := 0
+	known := knownDivergences()
+	seen := map[string][]string{}
+	why := func(class string) (string, bool) {
+		for _, d := range known {
+			if d.class.MatchString(class) {
+				return d.why, true
+			}
+		}
+		return "", false
+	}
+	for _, q := range queries {
+		_, gt, gr, gerr := engineTyped(ctx, e, s, q.sql)
+		_, wt, wr, werr := r.answer(ctx, q.sql)
+		if werr != nil && errorCode(werr) == 0 {
+			t.Fatalf("MariaDB: %s: %v", q.sql, werr)
+		}
+		classes := classify(q, gt, wt, gr, wr, gerr, werr)
+		if len(classes) == 0 {
+			matched++
+			continue
+		}
+		for _, c := range classes {
+			seen[c] = append(seen[c], q.sql)
+			if _, ok := why(c); !ok {
+				t.Errorf("%s: %s\n  engine %v %q err=%v\n  MariaDB %v %q err=%v", c, q.sql, gt, gr, gerr, wt, wr, werr)
+			}
+		}
+	}
+	t.Logf("%d of %d generated queries match MariaDB exactly", matched, len(queries))
+	for _, c := range slices.Sorted(maps.Keys(seen)) {
+		w, _ := why(c)
+		t.Logf("divergence %q: %d queries (%s), e.g. %s", c, len(seen[c]), w, seen[c][0])
+	}
+	if matched < len(queries)/2 {
+		t.Errorf("only %d of %d generated queries match", matched, len(queries))
+	}
+}
