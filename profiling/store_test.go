@@ -88,10 +88,9 @@ func jenodeService(t *testing.T, st Store) (*Service, backends.Node) {
 	return s, node
 }
 
-// The answer of every statement that dumps is written while the store has
-// not stored the snapshot yet (its save waits at a gate), the name
-// snapshot() hands out resolves at once, and list_snapshots() shows the
-// snapshot once it is stored.
+// The answer of a statement that dumps to render (dump_dot_snapshot) is
+// written while the store has not stored the snapshot yet (its save waits
+// at a gate), and list_snapshots() shows the snapshot once it is stored.
 func TestAnswerBeforeStore(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -102,22 +101,6 @@ func TestAnswerBeforeStore(t *testing.T) {
 		{"dump_dot_snapshot", func(ctx context.Context, s *Service, node backends.Node) (string, []string, error) {
 			a, err := s.DumpDOT(ctx, node)
 			return a.Text, nil, err
-		}},
-		{"snapshot then to_dot_format", func(ctx context.Context, s *Service, node backends.Node) (string, []string, error) {
-			a, err := s.Snapshot(ctx, node)
-			if err != nil {
-				return "", nil, err
-			}
-			d, err := s.StoredDOT(ctx, node, a.Text)
-			return d.Text, []string{a.Text}, err
-		}},
-		{"diff against a snapshot in flight", func(ctx context.Context, s *Service, node backends.Node) (string, []string, error) {
-			a, err := s.Snapshot(ctx, node)
-			if err != nil {
-				return "", nil, err
-			}
-			d, err := s.DiffDOT(ctx, node, a.Text)
-			return d.Text, []string{a.Text}, err
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -162,6 +145,52 @@ func TestAnswerBeforeStore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// snapshot() answers a name once its snapshot is stored: until the gate
+// opens it has not answered; then list_snapshots() already shows the name,
+// and to_dot_format of it renders.
+func TestSnapshotAnswersOnceStored(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	g := newGatedStore(t)
+	s, node := jenodeService(t, g)
+	type result struct {
+		name string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		a, err := s.Snapshot(ctx, node)
+		done <- result{a.Text, err}
+	}()
+	for len(g.queue.Pending()) == 0 {
+		select {
+		case r := <-done:
+			t.Fatalf("snapshot() answered %q, %v before its save was even queued", r.name, r.err)
+		case <-ctx.Done():
+			t.Fatal("the save was never queued")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	select {
+	case r := <-done:
+		t.Fatalf("snapshot() answered %q, %v while its save waits at the gate", r.name, r.err)
+	default:
+	}
+	g.open()
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	listed, err := s.Snapshots(ctx, node)
+	if err != nil || len(listed) != 1 || listed[0].ID != r.name {
+		t.Fatalf("list_snapshots right after snapshot() = %q: %v, %v", r.name, listed, err)
+	}
+	if d, err := s.StoredDOT(ctx, node, r.name); err != nil || !strings.HasPrefix(d.Text, "digraph") {
+		t.Fatalf("to_dot_format(%s): %v %.100q", r.name, err, d.Text)
+	}
+	g.flush(t)
 }
 
 // On the real Dir: the name resolves right after snapshot(), and the
