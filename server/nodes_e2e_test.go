@@ -1,0 +1,91 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heapproxy/heapproxy/backends"
+)
+
+// TiKV releases as users run them, through the mariadb CLI and heapproxy:
+// 7.5 switches through /config and dumps at once; 6.5 (LTS) has no heap
+// route, and the error says which releases have one.
+func TestTiKVReleasesOverSQL(t *testing.T) {
+	tmp := t.TempDir()
+	env := []string{"MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:10", "TMPDIR=" + tmp}
+	h75, p75 := runNode(t, env, nodes.jenode, "--port", "0", "--dump-dir", tmp, "--product", "tikv", "--version", "7.5")
+	h65, p65 := runNode(t, env, nodes.jenode, "--port", "0", "--dump-dir", tmp, "--product", "tikv", "--version", "6.5")
+	srv := startProxyDeps(t, Config{}, testDeps(t,
+		backends.Node{ID: 10075, Kind: backends.TiKV, Host: h75, HTTPPort: p75, Binary: nodes.jenode},
+		backends.Node{ID: 10065, Kind: backends.TiKV, Host: h65, HTTPPort: p65, Binary: nodes.jenode}))
+	h, p := hostPort(srv)
+	sql := func(target, method string) (string, error) {
+		return cli(t, h, p, "root", "", "-N", "-r", "-e", adminSQL(target, method))
+	}
+	for _, c := range []struct{ method, want string }{
+		{"enable_prof()", "instance of HeapProf\n"},
+		{"has_enable()", "true\n"},
+	} {
+		if out, err := sql("10075", c.method); err != nil || out != c.want {
+			t.Errorf("TiKV 7.5 %s: %v %q, want %q", c.method, err, out, c.want)
+		}
+	}
+	if out, err := sql("10075", "dump_dot_snapshot()"); err != nil || !strings.HasPrefix(out, "digraph ") {
+		t.Errorf("TiKV 7.5 dump: %v\n%.300s", err, out)
+	}
+	out, err := sql("10065", "dump_dot_snapshot()")
+	if err == nil || !strings.Contains(out, "ERROR 1064") || !strings.Contains(out, "7.3") || !strings.Contains(out, "6.5") {
+		t.Errorf("TiKV 6.5 dump: %v %q, want an error naming the releases without the route", err, out)
+	}
+}
+
+// Real Prometheus from Debian as a Go node, through the mariadb CLI: the
+// graph names methods with their receivers, as go tool pprof does, and the
+// heapprof schema's rows keep them apart.
+func TestPrometheusAsGoNodeOverSQL(t *testing.T) {
+	dir := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("global: {scrape_interval: 1s}\nscrape_configs:\n  - {job_name: self, static_configs: [{targets: ['127.0.0.1:%d']}]}\n", port)), 0o644)
+	prom := exec.Command("/usr/bin/prometheus", fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port),
+		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--config.file="+cfg)
+	prom.Dir = dir
+	if err := prom.Start(); err != nil {
+		t.Fatalf("prometheus (Debian's package): %v", err)
+	}
+	t.Cleanup(func() { prom.Process.Kill(); prom.Wait() })
+	srv := startProxyDeps(t, Config{}, testDeps(t, backends.Node{ID: 10090, Kind: backends.Go, Host: "127.0.0.1", HTTPPort: port}))
+	h, p := hostPort(srv)
+	var out string
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, err = cli(t, h, p, "root", "", "-N", "-r", "-e", adminSQL("10090", "dump_dot_snapshot()"))
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond) // Prometheus is still starting
+	}
+	if err != nil || !strings.HasPrefix(out, "digraph ") || !strings.Contains(out, ".(*") {
+		t.Fatalf("Prometheus dump: %v\n%.500s", err, out)
+	}
+	if regexp.MustCompile(`[a-z0-9]\.\.[A-Za-z]`).MatchString(out) {
+		t.Errorf("a Go method lost its receiver (jeprof's C++ shortening):\n%s", out)
+	}
+	dot := exec.Command("dot", "-Tsvg")
+	dot.Stdin = strings.NewReader(out)
+	if b, err := dot.CombinedOutput(); err != nil {
+		t.Fatalf("Graphviz: %v\n%s", err, b)
+	}
+}
