@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-mysql-org/go-mysql/client"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+
 	"github.com/heapproxy/heapproxy/backends"
 )
 
@@ -144,5 +147,38 @@ func TestShowWarningsAfterAdminInFrontOfUpstream(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if n := strings.Count(out, "Truncated incorrect INTEGER value"); n != 1 || !strings.HasPrefix(lines[len(lines)-1], "true") && !strings.HasPrefix(lines[len(lines)-1], "false") {
 		t.Errorf("the upstream's warning should show once, after its own statement:\n%s", out)
+	}
+}
+
+// The embedded default keeps MySQL's transaction flag for drivers that read
+// it (PDO, JDBC) and answers COM_STATISTICS with MySQL's status line.
+func TestEmbeddedTransactionFlagAndStatistics(t *testing.T) {
+	srv := startProxy(t, Config{})
+	c, err := client.Connect(srv.Addr().String(), "root", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, step := range []struct {
+		stmt  string
+		inTxn bool
+	}{{"BEGIN", true}, {"SELECT 1", true}, {"COMMIT", false}, {"START TRANSACTION", true}, {"ROLLBACK", false}} {
+		if _, err := c.Execute(step.stmt); err != nil {
+			t.Fatalf("%s: %v", step.stmt, err)
+		}
+		if c.IsInTransaction() != step.inTxn {
+			t.Errorf("after %s: in transaction %v, want %v", step.stmt, c.IsInTransaction(), step.inTxn)
+		}
+	}
+	c.ResetSequence()
+	if err := c.WritePacket([]byte{0, 0, 0, 0, gomysql.COM_STATISTICS}); err != nil {
+		t.Fatal(err)
+	}
+	stats, err := c.ReadPacket()
+	if err != nil || !strings.HasPrefix(string(stats), "Uptime: ") || !strings.Contains(string(stats), "  Threads: 1  Questions: ") {
+		t.Fatalf("COM_STATISTICS: %v %q", err, stats)
+	}
+	if err := c.Ping(); err != nil {
+		t.Fatalf("after COM_STATISTICS: %v", err)
 	}
 }

@@ -120,6 +120,7 @@ func (s *session) readCommand() (command, error) {
 }
 
 func (s *session) dispatch(cmd command) error {
+	s.srv.questions.Add(1)
 	code := cmd.code()
 	if code == mysql.COM_QUIT {
 		if s.up != nil {

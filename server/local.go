@@ -114,6 +114,16 @@ func (s *session) answerEmbedded(cmd command) error {
 		return s.sendOK()
 	case mysql.COM_STMT_CLOSE, mysql.COM_STMT_SEND_LONG_DATA:
 		return nil
+	case mysql.COM_STATISTICS:
+		// MySQL's one-line status string (mycli's status, mysqladmin status).
+		up := time.Since(s.srv.started)
+		q := s.srv.questions.Load()
+		stats := fmt.Sprintf("Uptime: %d  Threads: %d  Questions: %d  Slow queries: 0  Opens: 0  Open tables: 0  Queries per second avg: %.3f",
+			int64(up.Seconds()), s.srv.liveSessionCount(), q, float64(q)/max(up.Seconds(), 1))
+		if err := s.client.WritePacket([]byte(stats)); err != nil {
+			return err
+		}
+		return s.client.Flush()
 	case mysql.COM_INIT_DB:
 		if e := s.localUseDB(string(cmd.data[1:])); e != nil {
 			return s.sendError(e)
@@ -265,8 +275,14 @@ func (s *session) answerLocal(stmt *parser.Statement, query []byte) error {
 			return s.sendError(e)
 		}
 		return s.sendOK()
-	case parser.Begin, parser.Commit, parser.Rollback:
-		return s.sendOK() // nothing transactional lives here
+	case parser.Begin:
+		// Nothing transactional lives here, but drivers (PDO, JDBC) read
+		// the status flag to know a transaction is open, as on MySQL.
+		s.status |= mysql.SERVER_STATUS_IN_TRANS
+		return s.sendOK()
+	case parser.Commit, parser.Rollback:
+		s.status &^= mysql.SERVER_STATUS_IN_TRANS
+		return s.sendOK()
 	case parser.Kill:
 		return s.kill(stmt.Kill.ID, stmt.Kill.Query)
 	}

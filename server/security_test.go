@@ -303,7 +303,7 @@ heapprof.functions d, heapprof.functions e, heapprof.functions f`
 	}
 
 	// A client that goes away mid-statement: its session ends.
-	others := srv.liveSessions()
+	others := srv.liveSessionCount()
 	gone, err := client.Connect(addr, "root", "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -315,18 +315,12 @@ heapprof.functions d, heapprof.functions e, heapprof.functions f`
 	time.Sleep(500 * time.Millisecond)
 	gone.Close()
 	deadline := time.Now().Add(30 * time.Second)
-	for srv.liveSessions() > others {
+	for srv.liveSessionCount() > others {
 		if time.Now().After(deadline) {
-			t.Fatalf("the abandoned statement still runs: %d sessions", srv.liveSessions())
+			t.Fatalf("the abandoned statement still runs: %d sessions", srv.liveSessionCount())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-func (s *Server) liveSessions() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.sessions)
 }
 
 // Dump slots limit CPU work only: with max_dumps 1, a dump waiting on a node

@@ -46,8 +46,10 @@ type Server struct {
 	nextID atomic.Uint32
 	// ctx is the parent of every statement heapproxy works on itself; it
 	// ends when the shutdown's grace is over.
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	started   time.Time     // for COM_STATISTICS' uptime
+	questions atomic.Uint64 // commands served, for COM_STATISTICS
 	// logins bounds sessions between accept and the end of login with an
 	// upstream connection each (Config.MaxPendingLogins).
 	logins chan struct{}
@@ -94,6 +96,7 @@ func New(cfg Config, log *zap.Logger, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	srv.ctx, srv.cancel = context.WithCancelCause(context.Background())
+	srv.started = time.Now()
 	pending := cfg.MaxPendingLogins
 	if pending == 0 {
 		pending = defaultMaxPendingLogins
@@ -279,6 +282,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // cancelled statements to notice before it returns anyway: the process
 // exits within timeouts.shutdown plus this.
 const shutdownMargin = 2 * time.Second
+
+// liveSessionCount is how many sessions are open (COM_STATISTICS' Threads).
+func (s *Server) liveSessionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}
 
 // sessionByID finds a live session (KILL).
 func (s *Server) sessionByID(id uint32) *session {
