@@ -16,7 +16,7 @@ import (
 
 var errShort = errors.New("value cut short")
 
-// decodeParam reads one binary-protocol value of type typ from b.
+// DecodeParam reads one binary-protocol value of type typ from b.
 func DecodeParam(typ byte, unsigned bool, b []byte) (any, []byte, error) {
 	fixed := func(size int) (uint64, []byte, error) {
 		if len(b) < size {
@@ -167,7 +167,7 @@ func timeParam(b []byte) string {
 	return t
 }
 
-// appendBinaryRow encodes one row of the engine's text values in the binary
+// AppendBinaryRow encodes one row of the engine's text values in the binary
 // protocol: a 0x00 header, the NULL bitmap (offset 2), then the values.
 func AppendBinaryRow(dst []byte, cols []Column, cells [][]byte) ([]byte, error) {
 	dst = append(dst, 0)

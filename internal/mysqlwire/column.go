@@ -6,7 +6,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
-// column describes one column of a result heapproxy writes itself.
+// Column describes one column of a result heapproxy writes itself.
 type Column struct {
 	Name     string
 	Table    string

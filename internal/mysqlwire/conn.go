@@ -8,11 +8,11 @@ import (
 	"net"
 )
 
-// maxPayload is the largest payload of one physical packet; a logical packet
+// MaxPayload is the largest payload of one physical packet; a logical packet
 // of this size or more continues in the next physical packet.
 const MaxPayload = 1<<24 - 1
 
-// inspectLimit is how much of a relayed packet is kept for inspection. Status
+// InspectLimit is how much of a relayed packet is kept for inspection. Status
 // packets (OK, ERR, EOF) and column counts are far smaller; rows larger than
 // this are streamed through without being held.
 const InspectLimit = 64 << 10
@@ -25,7 +25,7 @@ const (
 	writeBufferSize = 32 << 10
 )
 
-// packetConn frames MySQL packets over one buffered connection. Reads and
+// Conn frames MySQL packets over one buffered connection. Reads and
 // writes share one sequence counter, as the protocol does. Writes are
 // buffered: callers flush once a response is complete, which turns thousands
 // of row packets into a few large writes.
@@ -47,7 +47,7 @@ func NewConn(c net.Conn) *Conn {
 	}
 }
 
-// upgrade wraps the transport in TLS. Bytes of the TLS handshake the peer
+// Upgrade wraps the transport in TLS. Bytes of the TLS handshake the peer
 // sent right behind its SSL request may already sit in the read buffer, so
 // the TLS layer reads through it.
 func (p *Conn) Upgrade(wrap func(net.Conn) *tls.Conn) (*tls.Conn, error) {
@@ -71,7 +71,7 @@ func (c *bufferedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
 func (p *Conn) ResetSeq() { p.seq = 0 }
 
-// setConn replaces the connection (the same socket under a new
+// SetConn replaces the connection (the same socket under a new
 // descriptor, after an event loop); nothing may be buffered.
 func (p *Conn) SetConn(c net.Conn) {
 	p.conn, p.src = c, c
@@ -79,7 +79,7 @@ func (p *Conn) SetConn(c net.Conn) {
 	p.w.Reset(c)
 }
 
-// takeBuffered returns the bytes read from the connection but not yet
+// TakeBuffered returns the bytes read from the connection but not yet
 // consumed, and forgets them: an event loop relays from there on.
 func (p *Conn) TakeBuffered() []byte {
 	var b []byte
@@ -99,7 +99,7 @@ func (p *Conn) TakeBuffered() []byte {
 	return b
 }
 
-// unread makes b the next bytes read (an event loop's unrelayed input).
+// Unread makes b the next bytes read (an event loop's unrelayed input).
 func (p *Conn) Unread(b []byte) {
 	if len(b) == 0 {
 		return
@@ -144,7 +144,7 @@ func (p *Conn) WriteHeader(n int) error {
 	return err
 }
 
-// readPacket reads one logical packet of at most limit bytes. The returned
+// ReadPacket reads one logical packet of at most limit bytes. The returned
 // slice is valid until the next read.
 func (p *Conn) ReadPacket(limit int) ([]byte, error) {
 	p.buf = p.buf[:0]
@@ -167,7 +167,7 @@ func (p *Conn) ReadPacket(limit int) ([]byte, error) {
 	}
 }
 
-// writePacket buffers one logical packet, split into physical packets.
+// WritePacket buffers one logical packet, split into physical packets.
 func (p *Conn) WritePacket(data []byte) error {
 	for {
 		n := min(len(data), MaxPayload)
@@ -191,14 +191,14 @@ func (p *Conn) Flush() error { return p.w.Flush() }
 // command is done, so an idle session holds kilobytes whatever it sent.
 const keptBufferSize = 64 << 10
 
-// releaseLargeBuffer drops a packet buffer grown past keptBufferSize.
+// ReleaseLargeBuffer drops a packet buffer grown past keptBufferSize.
 func (p *Conn) ReleaseLargeBuffer() {
 	if cap(p.buf) > keptBufferSize {
 		p.buf = nil
 	}
 }
 
-// relayPacket copies one logical packet from src to dst, renumbering it for
+// RelayPacket copies one logical packet from src to dst, renumbering it for
 // dst's sequence. It returns the packet's payload when it is small enough to
 // inspect, otherwise its first inspectLimit bytes; large packets (rows with
 // big BLOBs, 16 MiB continuations) are streamed and never held whole.
@@ -237,7 +237,7 @@ func RelayPacket(dst, src *Conn) ([]byte, error) {
 	}
 }
 
-// relayUntil relays packets from src to dst up to and including the first
+// RelayUntil relays packets from src to dst up to and including the first
 // one for which end(payload) is true, and returns that packet's head as
 // relayPacket does. While both sides' sequence numbers agree (no renumbering
 // needed, the usual case), runs of whole packets already in src's read

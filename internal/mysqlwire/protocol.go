@@ -20,7 +20,7 @@ const (
 
 var ErrMalformed = errors.New("malformed packet")
 
-// greeting is the server's initial handshake (protocol version 10).
+// Greeting is the server's initial handshake (protocol version 10).
 type Greeting struct {
 	Version  string
 	ConnID   uint32
@@ -100,7 +100,7 @@ func (g *Greeting) Encode() []byte {
 	return append(b, 0)
 }
 
-// handshakeResponse is the client's HandshakeResponse41.
+// HandshakeResponse is the client's HandshakeResponse41.
 type HandshakeResponse struct {
 	Caps      uint32
 	MaxPacket uint32
@@ -112,7 +112,7 @@ type HandshakeResponse struct {
 	Attrs     []byte // raw, length prefix included
 }
 
-// isSSLRequest tells the truncated response a client sends before TLS.
+// IsSSLRequest tells the truncated response a client sends before TLS.
 func IsSSLRequest(p []byte) bool {
 	return len(p) == 32 && binary.LittleEndian.Uint32(p)&mysql.CLIENT_SSL != 0
 }
@@ -216,7 +216,7 @@ func (r *HandshakeResponse) Encode() []byte {
 	return b
 }
 
-// sslRequest is the first 32 bytes of a handshake response, sent before TLS.
+// SSLRequest is the first 32 bytes of a handshake response, sent before TLS.
 func SSLRequest(caps, maxPacket uint32, charset uint8) []byte {
 	b := binary.LittleEndian.AppendUint32(nil, caps|mysql.CLIENT_SSL)
 	b = binary.LittleEndian.AppendUint32(b, maxPacket)
@@ -224,7 +224,7 @@ func SSLRequest(caps, maxPacket uint32, charset uint8) []byte {
 	return append(b, make([]byte, 23)...)
 }
 
-// changeUser is a COM_CHANGE_USER request.
+// ChangeUser is a COM_CHANGE_USER request.
 type ChangeUser struct {
 	User    string
 	Auth    []byte
@@ -300,7 +300,7 @@ func (c *ChangeUser) Encode(caps uint32) []byte {
 	return b
 }
 
-// lenEncInt reads a length-encoded integer at the start of b; size is 0
+// LenEncInt reads a length-encoded integer at the start of b; size is 0
 // when b is cut short. (go-mysql's LengthEncodedInt indexes past the end of
 // a short slice, and these bytes come from clients.)
 func LenEncInt(b []byte) (v uint64, null bool, size int) {
@@ -328,7 +328,7 @@ func LenEncInt(b []byte) (v uint64, null bool, size int) {
 	return v, false, size
 }
 
-// okStatus reads the status flags of an OK packet.
+// OKStatus reads the status flags of an OK packet.
 func OKStatus(p []byte) uint16 {
 	p = p[1:]
 	for range 2 { // affected rows, last insert id
@@ -344,7 +344,7 @@ func OKStatus(p []byte) uint16 {
 	return binary.LittleEndian.Uint16(p)
 }
 
-// isEOF tells an EOF packet from a row that happens to start with 0xFE.
+// IsEOF tells an EOF packet from a row that happens to start with 0xFE.
 func IsEOF(p []byte) bool { return len(p) > 0 && p[0] == HdrEOF && len(p) < 9 }
 
 func EOFStatus(p []byte) uint16 {
@@ -380,7 +380,7 @@ func ErrPacket(e *mysql.MyError) []byte {
 	return append(b, e.Message...)
 }
 
-// parseErrPacket reads an ERR packet back (for logs and for deciding to
+// ParseErrPacket reads an ERR packet back (for logs and for deciding to
 // answer a statement locally after the upstream refused it).
 func ParseErrPacket(p []byte) *mysql.MyError {
 	e := &mysql.MyError{}

@@ -6,7 +6,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
-// responseParser is the one grammar of a response to COM_QUERY or
+// ResponseParser is the one grammar of a response to COM_QUERY or
 // COM_STMT_EXECUTE: OK packets and result sets while
 // SERVER_MORE_RESULTS_EXISTS is set, LOCAL INFILE requests, ending with an
 // ERR or a final status. The event loops feed it the relayed bytes (feed:
@@ -33,7 +33,7 @@ const (
 	respRows
 )
 
-// feed consumes relayed bytes. It returns how many belong to the response
+// Feed consumes relayed bytes. It returns how many belong to the response
 // (all of b unless the response ended inside it), whether the response is
 // complete, and whether it stopped after a LOCAL INFILE request (the
 // client's file comes next). A protocol error sets p.err.
@@ -87,7 +87,7 @@ func (p *ResponseParser) Feed(b []byte) (n int, done, infile bool) {
 	return n, false, false
 }
 
-// whole steps the walk over one logical packet whose head the goroutine
+// Whole steps the walk over one logical packet whose head the goroutine
 // relay read (all of it when shorter than inspectLimit). Column
 // definitions and rows between may be skipped: they never change the state.
 func (p *ResponseParser) Whole(head []byte) (done, infile bool) {
@@ -141,7 +141,7 @@ func (p *ResponseParser) packet(head []byte) (done, infile bool) {
 	return false, false
 }
 
-// packetLen reads the payload length from a packet header.
+// PacketLen reads the payload length from a packet header.
 func PacketLen(h []byte) int { return int(h[0]) | int(h[1])<<8 | int(h[2])<<16 }
 
 // NewResponseParser starts the walk of a response whose first packet
