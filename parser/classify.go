@@ -234,6 +234,19 @@ func IsShowGrants(sql string) bool {
 	return t.kind == tokWord && keyword(t.text, "GRANTS")
 }
 
+// IsShowProcesslist tells SHOW [FULL] PROCESSLIST.
+func IsShowProcesslist(sql string) bool {
+	l := lexer{src: sql}
+	if t := l.next(); t.kind != tokWord || !keyword(t.text, "SHOW") {
+		return false
+	}
+	t := l.next()
+	if t.kind == tokWord && keyword(t.text, "FULL") {
+		t = l.next()
+	}
+	return t.kind == tokWord && keyword(t.text, "PROCESSLIST")
+}
+
 // classifyKill reads KILL [CONNECTION | QUERY] <id>; other forms (MariaDB's
 // KILL USER, KILL QUERY ID, HARD/SOFT) are forwarded.
 func classifyKill(l *lexer) *Statement {

@@ -182,3 +182,35 @@ func TestEmbeddedTransactionFlagAndStatistics(t *testing.T) {
 		t.Fatalf("after COM_STATISTICS: %v", err)
 	}
 }
+
+// SHOW PROCESSLIST on the embedded default lists heapproxy's sessions: all
+// of them for a profile user, a user's own for others.
+func TestEmbeddedProcesslist(t *testing.T) {
+	srv := startProxy(t, Config{Users: []User{{Name: "root"}, {Name: "viewer", Password: "v"}}})
+	viewer := openSchema(t, srv.Addr().String(), "viewer", "v", "", "")
+	if err := viewer.Ping(); err != nil {
+		t.Fatal(err)
+	}
+	h, p := hostPort(srv)
+	out, err := cli(t, h, p, "root", "", "-N", "-e", "SHOW FULL PROCESSLIST")
+	if err != nil || !strings.Contains(out, "\tviewer\t") || !strings.Contains(out, "\troot\t") ||
+		!strings.Contains(out, "\tQuery\t") || !strings.Contains(out, "SHOW FULL PROCESSLIST") || !strings.Contains(out, "\tSleep\t") {
+		t.Fatalf("root's processlist: %v\n%s", err, out)
+	}
+	rows, err := viewer.Query("SHOW PROCESSLIST")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, tm int64
+		var user, host, command, state string
+		var db, info *string
+		if err := rows.Scan(&id, &user, &host, &db, &command, &tm, &state, &info); err != nil {
+			t.Fatal(err)
+		}
+		if user != "viewer" {
+			t.Errorf("a non-profile user sees %s's session", user)
+		}
+	}
+}

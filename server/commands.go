@@ -138,6 +138,9 @@ func (s *session) dispatch(cmd command) error {
 		}
 		s.warnings = nil
 	}
+	if code == mysql.COM_QUERY {
+		s.noteCommand(cmd.data[1:])
+	}
 	if code == mysql.COM_QUERY && !cmd.more {
 		if handled, err := s.intercept(cmd.data[1:]); handled || err != nil {
 			return err

@@ -157,6 +157,37 @@ func (s *session) answerEmbedded(cmd command) error {
 	return s.sendError(noUpstream())
 }
 
+// showProcesslist answers SHOW [FULL] PROCESSLIST on the embedded default
+// from heapproxy's sessions, as MySQL lays it out: every session for a
+// profile user, one's own sessions for others (MySQL's PROCESS privilege).
+func (s *session) showProcesslist() error {
+	all := s.srv.cfg.MayProfile(s.account)
+	var rows [][]mysqlwire.Value
+	for _, o := range s.srv.sessionList() {
+		o.mu.Lock()
+		user, db, idle, since, info := o.user, o.dbSeen, o.idle, o.since, o.info
+		o.mu.Unlock()
+		if !all && user != s.user {
+			continue
+		}
+		command, infoV := "Query", mysqlwire.Str(info)
+		if idle {
+			command, infoV = "Sleep", nil
+		}
+		dbV := mysqlwire.Str(db)
+		if db == "" {
+			dbV = nil
+		}
+		rows = append(rows, []mysqlwire.Value{mysqlwire.IntValue(int64(o.id)), mysqlwire.Str(user),
+			mysqlwire.Str(o.addr), dbV, mysqlwire.Str(command),
+			mysqlwire.IntValue(int64(time.Since(since).Seconds())), mysqlwire.Str(""), infoV})
+	}
+	cols := []mysqlwire.Column{mysqlwire.IntColumn("Id"), mysqlwire.TextColumn("User"), mysqlwire.TextColumn("Host"),
+		mysqlwire.TextColumn("db"), mysqlwire.TextColumn("Command"), mysqlwire.IntColumn("Time"),
+		mysqlwire.TextColumn("State"), mysqlwire.TextColumn("Info")}
+	return s.writeResult(cols, rows)
+}
+
 // showOwnWarnings answers SHOW WARNINGS with the last statement's
 // warnings heapproxy raised itself, as MySQL lays them out.
 func (s *session) showOwnWarnings() error {
@@ -219,6 +250,9 @@ func (s *session) answerLocal(stmt *parser.Statement, query []byte) error {
 	if s.srv.deps.SQL != nil {
 		switch stmt.Kind {
 		case parser.Forward, parser.Use:
+			if parser.IsShowProcesslist(string(query)) {
+				return s.showProcesslist()
+			}
 			if e := s.mayReadProfiles(); e != nil && !parser.IsShowGrants(string(query)) {
 				return s.sendError(e)
 			}

@@ -11,12 +11,14 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -288,6 +290,18 @@ func (s *Server) liveSessionCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.sessions)
+}
+
+// sessionList is the live sessions, by id.
+func (s *Server) sessionList() []*session {
+	s.mu.Lock()
+	list := make([]*session, 0, len(s.sessions))
+	for sess := range s.sessions {
+		list = append(list, sess)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(list, func(a, b *session) int { return cmp.Compare(a.id, b.id) })
+	return list
 }
 
 // sessionByID finds a live session (KILL).

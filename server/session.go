@@ -55,7 +55,13 @@ type session struct {
 
 	mu   sync.Mutex
 	idle bool // waiting for the client's next command
-	done bool
+	// since is when the session went idle or its command started, and
+	// info that command's text (SHOW PROCESSLIST).
+	since  time.Time
+	info   string
+	dbSeen string // s.db as of the last command (read by other sessions)
+	addr   string // the client's address
+	done   bool
 	// cancelRunning stops the statement heapproxy is answering itself
 	// (KILL QUERY); nil between statements.
 	cancelRunning context.CancelCauseFunc
@@ -67,6 +73,7 @@ func newSession(s *Server, c net.Conn, id uint32) *session {
 		id:     id,
 		log:    s.log.With(zap.Uint32("conn", id), zap.String("client", c.RemoteAddr().String())),
 		client: mysqlwire.NewConn(relay.FastConn(c)),
+		addr:   c.RemoteAddr().String(),
 		status: mysql.SERVER_STATUS_AUTOCOMMIT,
 	}
 }
@@ -147,7 +154,19 @@ func (s *session) setIdle(idle bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.idle = idle
+	s.since = time.Now()
+	s.dbSeen = s.db
+	if idle {
+		s.info = ""
+	}
 	return !s.srv.isClosing()
+}
+
+// noteCommand records the statement a busy session runs (SHOW PROCESSLIST).
+func (s *session) noteCommand(query []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.info = string(query[:min(len(query), 1024)])
 }
 
 // interruptIfIdle ends a session that waits for a command; a busy one
