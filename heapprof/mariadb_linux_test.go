@@ -8,13 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/google/pprof/profile"
@@ -31,90 +28,24 @@ const mariadbd = "/usr/sbin/mariadbd"
 // libjemalloc with profiling on, on a fresh data directory and a free
 // loopback port, runs some statements, shuts it down cleanly and returns
 // the jemalloc interval dumps it wrote (lg_prof_interval), oldest first.
-// mariadbtest.Start takes no environment, so the server is started here
-// with its options.
 func mariadbDumps(t *testing.T) []string {
 	t.Helper()
 	libs, _ := filepath.Glob("/usr/lib/*/libjemalloc.so.2")
 	if len(libs) == 0 {
 		t.Fatal("Debian's libjemalloc2 (libjemalloc.so.2) is not installed")
 	}
-	dir := t.TempDir()
-	data, tmp, sock := filepath.Join(dir, "data"), filepath.Join(dir, "tmp"), filepath.Join(dir, "sock")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	var asRoot []string
-	if os.Geteuid() == 0 {
-		asRoot = []string{"--user=root"}
-	}
-	install := exec.Command("mariadb-install-db", append([]string{"--no-defaults", "--datadir=" + data,
-		"--auth-root-authentication-method=normal", "--skip-test-db", "--tmpdir=" + tmp}, asRoot...)...)
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
-	}
-	port, err := mariadbtest.FreePort()
+	prefix := filepath.Join(t.TempDir(), "jeprof")
+	srv, err := mariadbtest.Start(mariadbtest.Options{Env: []string{"LD_PRELOAD=" + libs[0],
+		"MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:14,lg_prof_interval:22,prof_prefix:" + prefix}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefix := filepath.Join(dir, "jeprof")
-	logFile := filepath.Join(dir, "error.log")
-	cmd := exec.Command(mariadbd, append([]string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp,
-		"--socket=" + sock, "--pid-file=" + filepath.Join(dir, "pid"), "--log-error=" + logFile,
-		"--innodb-buffer-pool-size=32M", fmt.Sprintf("--port=%d", port), "--bind-address=127.0.0.1"}, asRoot...)...)
-	cmd.Env = append(os.Environ(), "LD_PRELOAD="+libs[0],
-		"MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:14,lg_prof_interval:22,prof_prefix:"+prefix)
-	// The kernel kills mariadbd if the test binary dies (a timeout runs no
-	// cleanup); the signal follows the thread that started it, so that
-	// thread stays locked until mariadbd ends.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	started, exited := make(chan error, 1), make(chan struct{})
-	go func() {
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		cmd.Wait()
-		close(exited)
-	}()
-	if err := <-started; err != nil {
-		t.Fatalf("start mariadbd: %v", err)
-	}
-	stop := func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-	}
-	defer stop()
-	log := func() string { b, _ := os.ReadFile(logFile); return string(b) }
-
-	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/", port))
+	defer srv.Stop()
+	db, err := sql.Open("mysql", srv.DSN("root", "", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		err := db.PingContext(ctx)
-		cancel()
-		if err == nil {
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("mariadbd exited:\n%s", log())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mariadbd does not answer on port %d: %v\n%s", port, err, log())
-		}
-	}
 	for _, q := range []string{
 		"CREATE DATABASE t",
 		"CREATE TABLE t.a (x INT PRIMARY KEY, y TEXT)",
@@ -125,21 +56,19 @@ func mariadbDumps(t *testing.T) []string {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	pid, err := os.ReadFile(filepath.Join(dir, "pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pid := srv.PID()
 	db.Close()
-	stop() // every dump is complete once mariadbd has ended
+	log := srv.Log()
+	srv.Stop() // every dump is complete once mariadbd has ended
 	// <prefix>.<pid>.<seq>.i<iseq>.heap
-	dumps, _ := filepath.Glob(fmt.Sprintf("%s.%s.*.i*.heap", prefix, strings.TrimSpace(string(pid))))
+	dumps, _ := filepath.Glob(fmt.Sprintf("%s.%d.*.i*.heap", prefix, pid))
 	seq := func(f string) int {
 		n, _ := strconv.Atoi(strings.Split(strings.TrimPrefix(f, prefix+"."), ".")[1])
 		return n
 	}
 	sort.Slice(dumps, func(i, j int) bool { return seq(dumps[i]) < seq(dumps[j]) })
 	if len(dumps) < 2 {
-		t.Fatalf("mariadbd wrote %d interval dumps (%s.*), want 2 or more\n%s", len(dumps), prefix, log())
+		t.Fatalf("mariadbd wrote %d interval dumps (%s.*), want 2 or more\n%s", len(dumps), prefix, log)
 	}
 	return dumps
 }

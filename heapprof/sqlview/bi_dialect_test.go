@@ -84,6 +84,40 @@ func engineTyped(ctx context.Context, e *Engine, s *Session, q string) (cols, ty
 	return cols, typs, rows, nil
 }
 
+// matchMariaDB runs query on the engine and on MariaDB and fails t unless
+// both give the same columns, rows and error code (and, with types, the
+// same column types); with unsupported, MariaDB must answer and the engine
+// name what it lacks with 1235.
+func matchMariaDB(t *testing.T, ctx context.Context, e *Engine, s *Session, r refSession, query string, unsupported, types bool) {
+	t.Helper()
+	gc, gt, gr, gerr := engineTyped(ctx, e, s, query)
+	wc, wt, wr, werr := r.answer(ctx, query)
+	if werr != nil && errorCode(werr) == 0 {
+		t.Fatalf("MariaDB: %v", werr)
+	}
+	if unsupported {
+		var ge *Error
+		if werr != nil || !errors.As(gerr, &ge) || ge.Code != 1235 || !strings.Contains(ge.Message, "does not support") {
+			t.Fatalf("want MariaDB to answer and the engine to name what it lacks (1235): MariaDB %v %q, engine %v", werr, wr, gerr)
+		}
+		return
+	}
+	if errorCode(gerr) != errorCode(werr) || (gerr != nil && errorCode(gerr) == 0) {
+		t.Fatalf("engine error %v, MariaDB %v", gerr, werr)
+	}
+	for _, row := range wr {
+		for i := range row {
+			row[i] = intWidth.ReplaceAllString(row[i], "$1") // MySQL 8 prints no display width
+		}
+	}
+	if !slices.Equal(gc, wc) || !slices.EqualFunc(gr, wr, slices.Equal) {
+		t.Errorf("engine:\n%q\n%q\nMariaDB:\n%q\n%q", gc, gr, wc, wr)
+	}
+	if types && !slices.Equal(gt, wt) {
+		t.Errorf("types: engine %q, MariaDB %q", gt, wt)
+	}
+}
+
 func errorCode(err error) uint16 {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
@@ -164,32 +198,7 @@ func TestBIStatementsMatchMariaDB(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gc, gt, gr, gerr := engineTyped(ctx, e, s, tt.query)
-			wc, wt, wr, werr := r.answer(ctx, tt.query)
-			if werr != nil && errorCode(werr) == 0 {
-				t.Fatalf("MariaDB: %v", werr)
-			}
-			if tt.unsupported {
-				var ge *Error
-				if werr != nil || !errors.As(gerr, &ge) || ge.Code != 1235 || !strings.Contains(ge.Message, "does not support") {
-					t.Fatalf("want MariaDB to answer and the engine to name what it lacks (1235): MariaDB %v, engine %v", werr, gerr)
-				}
-				return
-			}
-			if errorCode(gerr) != errorCode(werr) || (gerr != nil && errorCode(gerr) == 0) {
-				t.Fatalf("engine error %v, MariaDB %v", gerr, werr)
-			}
-			for _, row := range wr {
-				for i := range row {
-					row[i] = intWidth.ReplaceAllString(row[i], "$1") // MySQL 8 prints no display width
-				}
-			}
-			if !slices.Equal(gc, wc) || !slices.EqualFunc(gr, wr, slices.Equal) {
-				t.Errorf("engine:\n%q\n%q\nMariaDB:\n%q\n%q", gc, gr, wc, wr)
-			}
-			if tt.types && !slices.Equal(gt, wt) {
-				t.Errorf("types: engine %q, MariaDB %q", gt, wt)
-			}
+			matchMariaDB(t, ctx, e, s, r, tt.query, tt.unsupported, tt.types)
 		})
 	}
 }
@@ -205,20 +214,7 @@ func TestInformationSchemaCharsetsMatchMariaDB(t *testing.T) {
 		"TRIGGERS", "PARAMETERS", "EVENTS", "PARTITIONS", "USER_PRIVILEGES", "SCHEMA_PRIVILEGES", "TABLE_PRIVILEGES"} {
 		t.Run(table, func(t *testing.T) {
 			q := "SELECT * FROM information_schema." + table + " LIMIT 0"
-			r, err := e.Query(ctx, s, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.Close()
-			rows, err := ref.db.QueryContext(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cts, err := rows.ColumnTypes()
-			rows.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			r, cts := bothColumns(t, ctx, e, s, q)
 			want := map[string]string{}
 			for _, c := range cts {
 				want[strings.ToUpper(c.Name())] = c.DatabaseTypeName()

@@ -2,9 +2,6 @@ package sqlview
 
 import (
 	"context"
-	"errors"
-	"slices"
-	"strings"
 	"testing"
 )
 
@@ -55,27 +52,7 @@ func TestDialectMatchesMariaDB(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gc, gt, gr, gerr := engineTyped(ctx, e, s, tt.query)
-			wc, wt, wr, werr := r.answer(ctx, tt.query)
-			if werr != nil && errorCode(werr) == 0 {
-				t.Fatalf("MariaDB: %v", werr)
-			}
-			if tt.unsupported {
-				var ge *Error
-				if werr != nil || !errors.As(gerr, &ge) || ge.Code != 1235 || !strings.Contains(ge.Message, "does not support") {
-					t.Fatalf("want MariaDB to answer and the engine to name what it lacks (1235): MariaDB %v %q, engine %v", werr, wr, gerr)
-				}
-				return
-			}
-			if errorCode(gerr) != errorCode(werr) || (gerr != nil && errorCode(gerr) == 0) {
-				t.Fatalf("engine error %v, MariaDB %v", gerr, werr)
-			}
-			if !slices.Equal(gc, wc) || !slices.EqualFunc(gr, wr, slices.Equal) {
-				t.Errorf("engine:\n%q\n%q\nMariaDB:\n%q\n%q", gc, gr, wc, wr)
-			}
-			if tt.typeNote == "" && !slices.Equal(gt, wt) {
-				t.Errorf("types: engine %q, MariaDB %q", gt, wt)
-			}
+			matchMariaDB(t, ctx, e, s, r, tt.query, tt.unsupported, tt.typeNote == "")
 		})
 	}
 }

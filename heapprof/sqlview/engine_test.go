@@ -303,6 +303,27 @@ func TestErrorsMatchMariaDB(t *testing.T) {
 	}
 }
 
+// bothColumns runs q on the engine and on MariaDB and returns the engine's
+// result (closed: only its columns are read) and MariaDB's column types.
+func bothColumns(t *testing.T, ctx context.Context, e *Engine, s *Session, q string) (*Result, []*gosql.ColumnType) {
+	t.Helper()
+	r, err := e.Query(ctx, s, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	rows, err := ref.db.QueryContext(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, cts
+}
+
 // Column types the engine announces are those MariaDB announces for the
 // same tables, as the Go driver names them (it maps the protocol type code
 // and charset the same way for both).
@@ -312,20 +333,7 @@ func TestColumnTypesMatchMariaDB(t *testing.T) {
 	for _, name := range []string{TableSnapshots, TableFunctions, TableStacks, TableDiffs} {
 		t.Run(name, func(t *testing.T) {
 			q := "SELECT * FROM heapprof." + name + " LIMIT 1"
-			r, err := e.Query(ctx, s, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.Close()
-			rows, err := ref.db.QueryContext(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cts, err := rows.ColumnTypes()
-			rows.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			r, cts := bothColumns(t, ctx, e, s, q)
 			if len(cts) != len(r.Columns) {
 				t.Fatalf("engine %d columns, MariaDB %d", len(r.Columns), len(cts))
 			}

@@ -30,6 +30,9 @@ type Options struct {
 	// Args are more mariadbd options ("--max-allowed-packet=256M", TLS
 	// files, a collation, ...); later options win over the defaults.
 	Args []string
+	// Env is added to mariadbd's environment (LD_PRELOAD of an allocator
+	// to profile the server, MALLOC_CONF, ...).
+	Env []string
 }
 
 // Server is a running MariaDB. root has no password; the socket lives in
@@ -39,6 +42,7 @@ type Server struct {
 	Socket string
 	Addr   string // 127.0.0.1:port, "" without Options.TCP
 
+	env    []string
 	cmd    *exec.Cmd
 	exited chan struct{}
 }
@@ -51,7 +55,7 @@ func Start(opt Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Dir: dir, Socket: filepath.Join(dir, "sock")}
+	s := &Server{Dir: dir, Socket: filepath.Join(dir, "sock"), env: opt.Env}
 	if err := s.start(opt); err != nil {
 		s.Stop()
 		return nil, err
@@ -104,6 +108,9 @@ var errExited = errors.New("mariadbd exited")
 // most a minute).
 func (s *Server) launch(args []string) error {
 	s.cmd, s.exited = exec.Command("mariadbd", args...), make(chan struct{})
+	if len(s.env) > 0 {
+		s.cmd.Env = append(os.Environ(), s.env...)
+	}
 	dieWithParent(s.cmd)
 	// The kernel sends the parent-death signal when the thread that
 	// started the child ends, not the process, and Go ends threads (one an
@@ -170,6 +177,14 @@ func (s *Server) Stop() {
 		}
 	}
 	os.RemoveAll(s.Dir)
+}
+
+// PID is the running server's process id.
+func (s *Server) PID() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
 }
 
 // Log is the server's error log so far.
