@@ -211,7 +211,7 @@ func TestJemallocKinds(t *testing.T) {
 			host, port := startJenode(t, tc.args...)
 			node := Node{ID: 10001, Kind: tc.kind, Host: host, HTTPPort: port}
 			if tc.binary {
-				node.Binary = jenodeBin
+				node.Binary = progs.Jenode
 			}
 			reg := NewRegistry(Options{Timeout: 30 * time.Second})
 			reg.Add(node)

@@ -1,8 +1,6 @@
 package backends
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -17,33 +15,9 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/heapproxy/heapproxy/internal/gzipbomb"
 )
-
-// gz gzips data once.
-func gz(t testing.TB, data []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := zw.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// gzipBomb is a real gzip stream that inflates to members*memberSize zero
-// bytes: one member of zeros, concatenated (gzip readers read every member
-// of a multi-member stream, as gunzip does).
-func gzipBomb(t testing.TB, memberSize, members int) []byte {
-	t.Helper()
-	one := gz(t, make([]byte, memberSize))
-	return bytes.Repeat(one, members)
-}
 
 // serveBody serves body on every path with the given content type.
 func serveBody(t *testing.T, body []byte) (host string, port int) {
@@ -75,7 +49,7 @@ func TestGoDumpGzipBomb(t *testing.T) {
 	}
 	const limit = 4 << 20
 	// 1 GiB of zeros in ~1 MB.
-	bomb := gzipBomb(t, 8<<20, 128)
+	bomb := gzipbomb.Members(t, 8<<20, 128)
 	t.Logf("bomb: %d bytes inflating to %d", len(bomb), 8<<20*128)
 	cases := []struct {
 		name    string
@@ -84,10 +58,10 @@ func TestGoDumpGzipBomb(t *testing.T) {
 		tooBig  bool
 	}{
 		{"real profile", realProfile, "", false},
-		{"real profile gzipped again", gz(t, realProfile), "", false},
+		{"real profile gzipped again", gzipbomb.Gzip(t, realProfile), "", false},
 		{"bomb", bomb, "inflates past max_dump_bytes (4194304 bytes)", true},
-		{"bomb inside gzip", gz(t, bomb), "gzip layer 2 inflates past max_dump_bytes (4194304 bytes)", true},
-		{"three layers", gz(t, gz(t, realProfile)), "nested 3 layers deep", false},
+		{"bomb inside gzip", gzipbomb.Gzip(t, bomb), "gzip layer 2 inflates past max_dump_bytes (4194304 bytes)", true},
+		{"three layers", gzipbomb.Gzip(t, gzipbomb.Gzip(t, realProfile)), "nested 3 layers deep", false},
 		{"not gzip", []byte("<html><title>login</title></html>"), "a gzipped pprof protobuf (net/http/pprof); is this node a Go service?", false},
 		{"broken gzip", realProfile[:len(realProfile)/2], "unexpected EOF", false},
 	}

@@ -1,120 +1,49 @@
 package backends
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heapproxy/heapproxy/internal/nodetest"
 )
 
-// Binaries built once by TestMain from testdata/ with the real toolchains.
-var (
-	jenodeBin string
-	gonodeBin string
-)
+// progs are the node programs of testdata/, built once by TestMain.
+var progs *nodetest.Programs
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "backends-test-")
+	p, err := nodetest.Build()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "temp dir:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := func() int {
-		defer os.RemoveAll(dir)
-		jenodeBin = filepath.Join(dir, "jenode")
-		// The build command of testdata/jenode/jenode.c; needs Debian's
-		// libjemalloc-dev.
-		cc := exec.Command("cc", "-O1", "-g", "-rdynamic", "-o", jenodeBin,
-			filepath.Join("..", "testdata", "jenode", "jenode.c"), "-ljemalloc")
-		if out, err := cc.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build jenode (needs cc and libjemalloc-dev): %v\n%s", err, out)
-			return 1
-		}
-		gonodeBin = filepath.Join(dir, "gonode")
-		gob := exec.Command("go", "build", "-o", gonodeBin, "../testdata/gonode")
-		if out, err := gob.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build gonode: %v\n%s", err, out)
-			return 1
-		}
-		return m.Run()
-	}()
+	progs = p
+	code := m.Run()
+	p.Remove()
 	os.Exit(code)
 }
 
-// startProc runs a test node and reads its "... listening on host:port"
-// line. The process is killed when the test ends.
-func startProc(t testing.TB, env []string, bin string, args ...string) (host string, port int) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case line, ok := <-lines:
-		if !ok {
-			t.Fatalf("%s exited before listening", bin)
-		}
-		addr := line[strings.LastIndex(line, " ")+1:]
-		h, p, err := net.SplitHostPort(addr)
-		if err != nil {
-			t.Fatalf("%s printed %q: %v", bin, line, err)
-		}
-		port, err := strconv.Atoi(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h, port
-	case <-time.After(20 * time.Second):
-		t.Fatalf("%s did not start listening within 20s", bin)
-	}
-	return "", 0
-}
-
 // startJenode starts the real jemalloc node with profiling compiled in and
-// inactive, sampling every 1 KiB.
+// inactive, sampling every 1 KiB; args are more jenode flags.
 func startJenode(t testing.TB, args ...string) (host string, port int) {
 	t.Helper()
-	return startJenodeConf(t, "prof:true,prof_active:false,lg_prof_sample:10", args...)
+	return nodetest.StartJenode(t, progs.Jenode, nodetest.Jenode{Args: args})
 }
 
 // startJenodeConf starts jenode with the given MALLOC_CONF.
 func startJenodeConf(t testing.TB, mallocConf string, args ...string) (host string, port int) {
 	t.Helper()
-	tmp := t.TempDir()
-	env := []string{"MALLOC_CONF=" + mallocConf, "TMPDIR=" + tmp}
-	return startProc(t, env, jenodeBin, append([]string{"--port", "0", "--dump-dir", tmp}, args...)...)
+	return nodetest.StartJenode(t, progs.Jenode, nodetest.Jenode{MallocConf: mallocConf, Args: args})
 }
 
 func startGonode(t *testing.T) (host string, port int) {
 	t.Helper()
-	return startProc(t, nil, gonodeBin, "-addr", "127.0.0.1:0")
+	return nodetest.StartGonode(t, progs.Gonode)
 }
 
 // nodeHTTP makes a test-side call to a node (not through a driver).

@@ -236,7 +236,7 @@ func TestGreptimeDBReleases(t *testing.T) {
 			host, port := startJenodeConf(t, "prof:true,prof_active:true,lg_prof_sample:10", tc.args...)
 			n := Node{ID: 10003, Kind: GreptimeDB, Host: host, HTTPPort: port}
 			if tc.binary {
-				n.Binary = jenodeBin
+				n.Binary = progs.Jenode
 			}
 			reg := NewRegistry(Options{Timeout: 30 * time.Second})
 			reg.Add(n)

@@ -2,51 +2,13 @@ package heapprof
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/heapproxy/heapproxy/internal/gzipbomb"
 )
-
-// gzipBytes compresses data.
-func gzipBytes(t testing.TB, data []byte) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := zw.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-// gzipZeros is a gzip bomb: n bytes of the given prefix followed by
-// zeros, compressed about a thousandfold.
-func gzipZeros(t testing.TB, prefix string, n int) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zw.Write([]byte(prefix))
-	chunk := make([]byte, 1<<20)
-	for left := n - len(prefix); left > 0; left -= len(chunk) {
-		if _, err := zw.Write(chunk[:min(left, len(chunk))]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
 
 // TestParseLimitBombs feeds real gzip bombs (1 GiB inflated) to
 // ParseLimit with an 8 MiB limit and checks that they fail with
@@ -61,11 +23,11 @@ func TestParseLimitBombs(t *testing.T) {
 		// the bufio and flate windows.
 		maxGrowth = 4*limit + 8<<20
 	)
-	bomb := gzipZeros(t, "", inflated)
-	v2Bomb := gzipZeros(t, "heap_v2/524288\n", inflated) // one endless line
+	bomb := gzipbomb.Zeros(t, "", inflated)
+	v2Bomb := gzipbomb.Zeros(t, "heap_v2/524288\n", inflated) // one endless line
 	// The inner bomb is ~1 MB: under the limit once the outer layer is off.
-	nested := gzipBytes(t, bomb)
-	triple := gzipBytes(t, nested)
+	nested := gzipbomb.Gzip(t, bomb)
+	triple := gzipbomb.Gzip(t, nested)
 	concat := append(append([]byte{}, bomb[:len(bomb):len(bomb)]...), bomb...)
 	for _, c := range []struct {
 		name string
@@ -115,11 +77,11 @@ func TestParseLimitSizes(t *testing.T) {
 	}{
 		{name: "plain at limit", data: good, limit: n},
 		{name: "plain over limit", data: good, limit: n - 1, tooBig: true, wantErr: true},
-		{name: "gzip inflating to the limit", data: gzipBytes(t, good), limit: n},
-		{name: "gzip inflating over the limit", data: gzipBytes(t, good), limit: n - 1, tooBig: true, wantErr: true},
-		{name: "nested gzip at limit", data: gzipBytes(t, gzipBytes(t, good)), limit: n},
-		{name: "nested gzip over limit", data: gzipBytes(t, gzipBytes(t, good)), limit: n - 1, tooBig: true, wantErr: true},
-		{name: "zero limit is MaxProfileBytes", data: gzipBytes(t, good), limit: 0},
+		{name: "gzip inflating to the limit", data: gzipbomb.Gzip(t, good), limit: n},
+		{name: "gzip inflating over the limit", data: gzipbomb.Gzip(t, good), limit: n - 1, tooBig: true, wantErr: true},
+		{name: "nested gzip at limit", data: gzipbomb.Gzip(t, gzipbomb.Gzip(t, good)), limit: n},
+		{name: "nested gzip over limit", data: gzipbomb.Gzip(t, gzipbomb.Gzip(t, good)), limit: n - 1, tooBig: true, wantErr: true},
+		{name: "zero limit is MaxProfileBytes", data: gzipbomb.Gzip(t, good), limit: 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := ParseLimit(context.Background(), c.data, c.limit)
@@ -143,7 +105,7 @@ func TestParseLimitContext(t *testing.T) {
 		data []byte
 	}{
 		{"heap_v2", data},
-		{"gzip heap_v2", gzipBytes(t, data)},
+		{"gzip heap_v2", gzipbomb.Gzip(t, data)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, err := ParseLimit(ctx, c.data, 0); !errors.Is(err, context.Canceled) {

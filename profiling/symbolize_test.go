@@ -1,7 +1,6 @@
 package profiling
 
 import (
-	"bufio"
 	"context"
 	"debug/elf"
 	"encoding/hex"
@@ -29,6 +28,7 @@ import (
 	"github.com/heapproxy/heapproxy/heapprof"
 	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 	"github.com/heapproxy/heapproxy/heapprof/symbolize"
+	"github.com/heapproxy/heapproxy/internal/nodetest"
 )
 
 // bins are the test programs: jenode as built (-g), its copies stripped of
@@ -62,7 +62,7 @@ func buildBins(dir string) error {
 	bins.dir = dir
 	sh := func(name string, args ...string) error {
 		if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("%s %s (needs cc, libjemalloc-dev, binutils): %v\n%s", name, strings.Join(args, " "), err, out)
+			return fmt.Errorf("%s %s (needs binutils): %v\n%s", name, strings.Join(args, " "), err, out)
 		}
 		return nil
 	}
@@ -78,10 +78,13 @@ func buildBins(dir string) error {
 	bins.second = filepath.Join(bins.debuginfodDir, "jenode-o2")
 	bins.stripDebug = filepath.Join(dir, "strip-debug", "jenode")
 	bins.stripAll = filepath.Join(dir, "strip-all", "jenode")
-	src := "../testdata/jenode/jenode.c"
+	if err := nodetest.BuildJenode(bins.full, "-O1"); err != nil {
+		return err
+	}
+	if err := nodetest.BuildJenode(bins.second, "-O2"); err != nil {
+		return err
+	}
 	steps := [][]string{
-		{"cc", "-O1", "-g", "-rdynamic", "-o", bins.full, src, "-ljemalloc"},
-		{"cc", "-O2", "-g", "-rdynamic", "-o", bins.second, src, "-ljemalloc"},
 		{"strip", "--strip-debug", "-o", bins.stripDebug, bins.full},
 		{"strip", "--strip-all", "-o", bins.stripAll, bins.full},
 	}
@@ -186,38 +189,7 @@ func countingProxy(t *testing.T, target string) (string, *atomic.Int64) {
 // runJenode starts a jemalloc node binary, profiling active from the start.
 func runJenode(t *testing.T, bin string) (string, int) {
 	t.Helper()
-	tmp := t.TempDir()
-	cmd := exec.Command(bin, "--port", "0", "--dump-dir", tmp)
-	cmd.Env = append(os.Environ(), "MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:10", "TMPDIR="+tmp)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	first := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Scan()
-		first <- sc.Text()
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case line := <-first:
-		h, p, err := net.SplitHostPort(line[strings.LastIndexByte(line, ' ')+1:])
-		if err != nil {
-			t.Fatalf("%s printed %q", bin, line)
-		}
-		var port int
-		fmt.Sscan(p, &port)
-		return h, port
-	case <-time.After(20 * time.Second):
-		t.Fatalf("%s did not listen within 20 s", bin)
-	}
-	return "", 0
+	return nodetest.StartJenode(t, bin, nodetest.Jenode{MallocConf: nodetest.ProfActive})
 }
 
 func newTestService(t *testing.T, reg *backends.Registry, opt Options) *Service {

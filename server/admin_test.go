@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
@@ -10,9 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -24,68 +21,14 @@ import (
 
 	"github.com/heapproxy/heapproxy/backends"
 	"github.com/heapproxy/heapproxy/internal/mariadbtest"
+	"github.com/heapproxy/heapproxy/internal/nodetest"
 )
-
-// testNodes are the real node programs from testdata/, built once.
-type testNodes struct {
-	jenode, gonode string
-}
-
-func buildTestNodes(dir string) (*testNodes, error) {
-	n := &testNodes{jenode: filepath.Join(dir, "jenode"), gonode: filepath.Join(dir, "gonode")}
-	if out, err := exec.Command("cc", "-O1", "-g", "-rdynamic", "-o", n.jenode,
-		"../testdata/jenode/jenode.c", "-ljemalloc").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build jenode (needs libjemalloc-dev): %v\n%s", err, out)
-	}
-	if out, err := exec.Command("go", "build", "-o", n.gonode, "../testdata/gonode").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build gonode: %v\n%s", err, out)
-	}
-	return n, nil
-}
-
-// runNode starts a node program and waits for its "listening on host:port"
-// line; it is killed when the test ends.
-func runNode(t *testing.T, environ []string, bin string, args ...string) (string, int) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), environ...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	first := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Scan()
-		first <- sc.Text()
-		io.Copy(io.Discard, out)
-	}()
-	select {
-	case line := <-first:
-		h, p, err := net.SplitHostPort(line[strings.LastIndexByte(line, ' ')+1:])
-		if err != nil {
-			t.Fatalf("%s printed %q", bin, line)
-		}
-		var port int
-		fmt.Sscan(p, &port)
-		return h, port
-	case <-time.After(20 * time.Second):
-		t.Fatalf("%s did not listen within 20 s", bin)
-	}
-	return "", 0
-}
 
 // startJenode runs the real jemalloc node, profiling compiled in but
 // inactive, sampling every 1 KiB.
 func startJenode(t *testing.T) (string, int) {
-	tmp := t.TempDir()
-	return runNode(t, []string{"MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:10", "TMPDIR=" + tmp},
-		nodes.jenode, "--port", "0", "--dump-dir", tmp)
+	t.Helper()
+	return nodetest.StartJenode(t, nodes.Jenode, nodetest.Jenode{})
 }
 
 func heapProf(method string) string {
@@ -189,7 +132,7 @@ func checkDOT(t *testing.T, lines []string, functions ...string) {
 // the node's known functions, disable, false.
 func TestHeapProfJemallocNode(t *testing.T) {
 	host, port := startJenode(t)
-	node := backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.jenode}
+	node := backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.Jenode}
 	srv := startProxyDeps(t, Config{}, testDeps(t, node))
 	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
 	steps := []struct{ method, want string }{
@@ -209,7 +152,7 @@ func TestHeapProfJemallocNode(t *testing.T) {
 	resp.Body.Close()
 	dot := mustLines(t, db, adminSQL("10001", "dump_dot_snapshot()"))
 	checkDOT(t, dot, "jenode_segment_alloc", "jenode_tablet_schema_alloc")
-	if !strings.Contains(dot[0], nodes.jenode) {
+	if !strings.Contains(dot[0], nodes.Jenode) {
 		t.Fatalf("title should name the node's binary like jeprof: %s", dot[0])
 	}
 	// The real CLI shows the same shape StarRocks does.
@@ -247,7 +190,7 @@ func TestHeapProfJemallocNode(t *testing.T) {
 // A Go service: its heap profiling is always on, so has_enable is true and
 // enable/disable say plainly that there is nothing to switch.
 func TestHeapProfGoNode(t *testing.T) {
-	host, port := runNode(t, nil, nodes.gonode, "-addr", "127.0.0.1:0")
+	host, port := nodetest.StartGonode(t, nodes.Gonode)
 	srv := startProxyDeps(t, Config{}, testDeps(t, backends.Node{ID: 20001, Kind: backends.Go, Host: host, HTTPPort: port}))
 	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
 	if got := mustLines(t, db, adminSQL("20001", "has_enable()")); len(got) != 1 || got[0] != "true" {
@@ -543,7 +486,7 @@ func startProxyDeps(t *testing.T, cfg Config, deps Deps) *Server {
 // first one points at the function that leaks.
 func TestScheduledSnapshotsAndDiff(t *testing.T) {
 	host, port := startJenode(t)
-	node := backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.jenode}
+	node := backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.Jenode}
 	srv := startProxyDeps(t, Config{}, testDeps(t, node))
 	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
 	mustLines(t, db, adminSQL("10001", "enable_prof()"))

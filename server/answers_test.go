@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ import (
 // column per field, and its name column feeds diff_dot_snapshot.
 func TestEmptyDiffAndSnapshotList(t *testing.T) {
 	host, port := startJenode(t)
-	deps := testDeps(t, backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.jenode})
+	deps := testDeps(t, backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.Jenode})
 	srv := startProxyDeps(t, Config{}, deps)
 	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
 	mustLines(t, db, adminSQL("10001", "enable_prof()"))
@@ -180,6 +181,50 @@ func TestEmbeddedTransactionFlagAndStatistics(t *testing.T) {
 	}
 	if err := c.Ping(); err != nil {
 		t.Fatalf("after COM_STATISTICS: %v", err)
+	}
+}
+
+// Under autocommit=0 the embedded default opens a transaction where MariaDB
+// does (PDO and Connector/J read SERVER_STATUS_IN_TRANS): a statement that
+// reads a table opens it; FROM-less SELECTs, SHOW and information_schema
+// do not; COMMIT, ROLLBACK and SET autocommit=1 end it. The same steps run
+// on MariaDB directly (an InnoDB table standing for heapprof.snapshots)
+// and on the embedded default must flip the flag at the same steps.
+func TestEmbeddedAutocommitTransactionLikeMariaDB(t *testing.T) {
+	rootExec(t, "CREATE TABLE IF NOT EXISTS t.txn_probe (id INT) ENGINE=InnoDB; INSERT INTO t.txn_probe VALUES (1)")
+	steps := []string{"SET autocommit=0", "SELECT 1", "SELECT @@version", "SHOW VARIABLES LIKE 'autocommit'",
+		"SELECT * FROM information_schema.SCHEMATA", "SELECT * FROM %s", "SELECT 1", "SET @x = 1", "COMMIT",
+		"SELECT COUNT(*) FROM %s", "ROLLBACK", "SELECT * FROM %s", "SET autocommit=0", "SET autocommit=1",
+		"SELECT * FROM %s", "START TRANSACTION", "COMMIT"}
+	run := func(addr, user, password, table string) []bool {
+		c, err := client.Connect(addr, user, password, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var flags []bool
+		for _, step := range steps {
+			q := step
+			if strings.Contains(q, "%s") {
+				q = fmt.Sprintf(q, table)
+			}
+			if _, err := c.Execute(q); err != nil {
+				t.Fatalf("%s on %s: %v", q, addr, err)
+			}
+			flags = append(flags, c.IsInTransaction())
+		}
+		return flags
+	}
+	want := run(env.addr, "app", "secret", "t.txn_probe")
+	srv := startProxy(t, Config{})
+	got := run(srv.Addr().String(), "root", "", "heapprof.snapshots")
+	if !slices.Contains(want, true) {
+		t.Fatalf("MariaDB never set IN_TRANS: %v", want)
+	}
+	for i := range steps {
+		if got[i] != want[i] {
+			t.Errorf("after %q: embedded default in transaction %v, MariaDB %v", steps[i], got[i], want[i])
+		}
 	}
 }
 

@@ -34,8 +34,8 @@ func startSchemaProxy(t *testing.T, snapshots int) (srv *Server, from, to time.T
 func startSchemaProxyWith(t *testing.T, snapshots int, cfg Config) (srv *Server, from, to time.Time) {
 	t.Helper()
 	host, port := startJenode(t)
-	deps := testDeps(t, backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.jenode})
-	engine, err := sqlview.New(SQLSource(deps.Snapshots.(*snapshot.Dir)))
+	deps := testDeps(t, backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.Jenode})
+	engine, err := sqlview.New(deps.Snapshots.(*snapshot.Dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ print([r[0] for r in cur.fetchall()])`)
 // the heapprof database reach it through plain forwarding.
 func TestSharedMySQLStore(t *testing.T) {
 	host, port := startJenode(t)
-	node := backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.jenode}
+	node := backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.Jenode}
 	// A database of its own, so reruns in one MariaDB start empty.
 	dbName := fmt.Sprintf("heapprof_shared_%d", time.Now().UnixNano())
 	t.Cleanup(func() { rootExec(t, "DROP DATABASE IF EXISTS "+dbName) })

@@ -28,6 +28,7 @@ import (
 	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 	"github.com/heapproxy/heapproxy/heapprof/sqlview"
 	"github.com/heapproxy/heapproxy/internal/mariadbtest"
+	"github.com/heapproxy/heapproxy/internal/nodetest"
 )
 
 // testEnv is the real MariaDB the server tests run against, started once
@@ -44,7 +45,7 @@ type testEnv struct {
 // Set once by TestMain, read-only afterwards.
 var (
 	env   *testEnv
-	nodes *testNodes
+	nodes *nodetest.Programs
 )
 
 func TestMain(m *testing.M) {
@@ -54,17 +55,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	env = e
-	dir, err := os.MkdirTemp("", "heapproxy-nodes-")
-	if err == nil {
-		nodes, err = buildTestNodes(dir)
-	}
+	nodes, err = nodetest.Build()
 	if err != nil {
 		e.stop()
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	nodes.Remove()
 	e.stop()
 	os.Exit(code)
 }
@@ -177,7 +175,7 @@ func startProxyWith(t testing.TB, cfg Config, deps Deps, level zapcore.Level) *S
 	if cfg.Upstream == "" && deps.SQL == nil {
 		// What production runs: the embedded default answers with the
 		// heapprof SQL engine over the same store.
-		engine, err := sqlview.New(SQLSource(deps.Snapshots.(snapshot.Store)))
+		engine, err := sqlview.New(deps.Snapshots.(snapshot.Store))
 		if err != nil {
 			t.Fatal(err)
 		}

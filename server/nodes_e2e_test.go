@@ -12,19 +12,18 @@ import (
 	"time"
 
 	"github.com/heapproxy/heapproxy/backends"
+	"github.com/heapproxy/heapproxy/internal/nodetest"
 )
 
 // TiKV releases as users run them, through the mariadb CLI and heapproxy:
 // 7.5 switches through /config and dumps at once; 6.5 (LTS) has no heap
 // route, and the error says which releases have one.
 func TestTiKVReleasesOverSQL(t *testing.T) {
-	tmp := t.TempDir()
-	env := []string{"MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:10", "TMPDIR=" + tmp}
-	h75, p75 := runNode(t, env, nodes.jenode, "--port", "0", "--dump-dir", tmp, "--product", "tikv", "--version", "7.5")
-	h65, p65 := runNode(t, env, nodes.jenode, "--port", "0", "--dump-dir", tmp, "--product", "tikv", "--version", "6.5")
+	h75, p75 := nodetest.StartJenode(t, nodes.Jenode, nodetest.Jenode{Product: "tikv", Version: "7.5"})
+	h65, p65 := nodetest.StartJenode(t, nodes.Jenode, nodetest.Jenode{Product: "tikv", Version: "6.5"})
 	srv := startProxyDeps(t, Config{}, testDeps(t,
-		backends.Node{ID: 10075, Kind: backends.TiKV, Host: h75, HTTPPort: p75, Binary: nodes.jenode},
-		backends.Node{ID: 10065, Kind: backends.TiKV, Host: h65, HTTPPort: p65, Binary: nodes.jenode}))
+		backends.Node{ID: 10075, Kind: backends.TiKV, Host: h75, HTTPPort: p75, Binary: nodes.Jenode},
+		backends.Node{ID: 10065, Kind: backends.TiKV, Host: h65, HTTPPort: p65, Binary: nodes.Jenode}))
 	h, p := hostPort(srv)
 	sql := func(target, method string) (string, error) {
 		return cli(t, h, p, "root", "", "-N", "-r", "-e", adminSQL(target, method))

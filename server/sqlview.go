@@ -76,6 +76,10 @@ func (s *session) setSQL(query []byte) error {
 		if fmt.Sprint(v) == "0" {
 			s.status &^= mysql.SERVER_STATUS_AUTOCOMMIT
 		} else {
+			if s.status&mysql.SERVER_STATUS_AUTOCOMMIT == 0 {
+				// Turning autocommit on commits, as on MySQL.
+				s.status &^= mysql.SERVER_STATUS_IN_TRANS
+			}
 			s.status |= mysql.SERVER_STATUS_AUTOCOMMIT
 		}
 	}
@@ -89,6 +93,7 @@ func (s *session) writeSQLResult(ctx context.Context, res *sqlview.Result, binar
 	defer res.Close()
 	s.db = s.sql.Database()
 	if res.Columns == nil {
+		s.noteTransaction(res)
 		if err := s.client.WritePacket(mysqlwire.OKPacket(res.AffectedRows, res.InsertID, s.status, 0)); err != nil {
 			return err
 		}
@@ -102,6 +107,9 @@ func (s *session) writeSQLResult(ctx context.Context, res *sqlview.Result, binar
 	for {
 		row, err := res.Next()
 		if errors.Is(err, io.EOF) {
+			if s.noteTransaction(res) {
+				w.SetStatus(s.status)
+			}
 			return w.Finish()
 		}
 		if err != nil {
@@ -120,6 +128,18 @@ func (s *session) writeSQLResult(ctx context.Context, res *sqlview.Result, binar
 			return err
 		}
 	}
+}
+
+// noteTransaction sets SERVER_STATUS_IN_TRANS, as MariaDB does, when a
+// statement under autocommit=0 read a heapprof table: the implicit
+// transaction lasts until COMMIT, ROLLBACK or SET autocommit=1. It
+// reports whether the status changed.
+func (s *session) noteTransaction(res *sqlview.Result) bool {
+	if s.status&(mysql.SERVER_STATUS_AUTOCOMMIT|mysql.SERVER_STATUS_IN_TRANS) != 0 || !res.ReadTables() {
+		return false
+	}
+	s.status |= mysql.SERVER_STATUS_IN_TRANS
+	return true
 }
 
 // engineColumns are the column definitions of an engine result.

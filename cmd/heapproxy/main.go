@@ -100,8 +100,9 @@ func run(args []string) error {
 	defer store.Close()
 	deps.Snapshots = store
 	if cfg.Upstream == "" {
-		// The embedded default serves the heapprof schema itself.
-		engine, err := sqlview.NewWithOptions(server.SQLSource(store), sqlview.Options{
+		// The embedded default serves the heapprof schema itself, read
+		// from the store (as is the HTTP view).
+		engine, err := sqlview.NewWithOptions(store, sqlview.Options{
 			MaxStatementMemory: cfg.SQL.MaxStatementMemory, MaxTotalMemory: cfg.SQL.MaxTotalMemory,
 			MaxValueBytes: cfg.SQL.MaxValueBytes, Logger: log})
 		if err != nil {
@@ -122,7 +123,7 @@ func run(args []string) error {
 		return out
 	})
 	if cfg.HTTP != "" {
-		opts := web.Options{Store: server.WebStore(store), Metrics: metrics, Logger: log,
+		opts := web.Options{Store: store, Metrics: metrics, Logger: log,
 			ListenAddr: cfg.HTTP, AllowedHosts: cfg.HTTPAllowedHosts, BearerToken: cfg.HTTPBearerToken}
 		if cfg.HTTPBearerTokenFile != "" {
 			b, err := os.ReadFile(cfg.HTTPBearerTokenFile)

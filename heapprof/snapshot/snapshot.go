@@ -49,6 +49,12 @@ type Snapshot struct {
 	SamplePeriod int64
 }
 
+// FormatDOT is the Format of a snapshot whose node sent only a graph it
+// rendered itself (newer Doris BEs): it is listed, but has no Profile and
+// no rows. It is the name backends.FormatDOT prints; the store does not
+// import backends (imports point down).
+const FormatDOT = "dot"
+
 // Function is one function of one snapshot: what it allocated itself (flat:
 // it was the innermost frame after the allocator's own frames) and what it
 // and its callees allocated (cum: it was anywhere on the stack, counted once

@@ -6,22 +6,24 @@ import (
 	"io"
 	"testing"
 	"time"
+
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 )
 
 // benchSource holds 10 snapshots of one node with 1,000 functions each:
 // 10,000 function rows, 9,000 diff rows.
 func benchSource() *memSource {
-	src := &memSource{fns: map[string][]FunctionRow{}, stk: map[string][]StackRow{}}
+	src := &memSource{fns: map[string][]snapshot.Function{}, stk: map[string][]snapshot.Stack{}}
 	base := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	for i := range 10 {
 		id := fmt.Sprintf("heap_profile.10001.%d", i)
-		src.snaps = append(src.snaps, SnapshotRow{ID: id, NodeID: 10001, NodeKind: "starrocks", NodeAddr: "10.0.0.1:8040",
+		src.snaps = append(src.snaps, snapshot.Snapshot{ID: id, NodeID: 10001, NodeKind: "starrocks", NodeAddr: "10.0.0.1:8040",
 			TakenAt: base.Add(time.Duration(i) * time.Hour), TotalBytes: 1 << 30, SamplePeriod: 524288, Format: "jemalloc"})
-		fns := make([]FunctionRow, 1000)
+		fns := make([]snapshot.Function, 1000)
 		for j := range fns {
 			b := int64(j*1000 + i*j)
-			fns[j] = FunctionRow{SnapshotID: id, Name: fmt.Sprintf("starrocks::vectorized::Function%04d<long, std::allocator<long> >", j),
-				FlatBytes: b, CumBytes: 2 * b, FlatObjects: int64(j), CumObjects: int64(2 * j), FlatPct: float64(b) / (1 << 30) * 100}
+			fns[j] = snapshot.Function{SnapshotID: id, ShortName: fmt.Sprintf("starrocks::vectorized::Function%04d<long, std::allocator<long> >", j),
+				FlatBytes: b, CumBytes: 2 * b, FlatObjects: int64(j), CumObjects: int64(2 * j), FlatPercent: float64(b) / (1 << 30) * 100}
 		}
 		src.fns[id] = fns
 	}

@@ -12,8 +12,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 )
 
 // table is what a statement answered: column names and text rows, "NULL"
@@ -383,6 +386,12 @@ func driverTypeName(c Column) string {
 			return "BLOB"
 		}
 		return "TEXT"
+	case 249, 250, 251:
+		size := map[byte]string{249: "TINY", 250: "MEDIUM", 251: "LONG"}[c.Type]
+		if c.Charset == 63 {
+			return size + "BLOB"
+		}
+		return size + "TEXT"
 	case 253:
 		if c.Charset == 63 {
 			return "VARBINARY"
@@ -456,7 +465,9 @@ type failingSource struct{ *memSource }
 
 var errDisk = errors.New("read /var/lib/heapproxy/store: input/output error")
 
-func (failingSource) Functions(context.Context, string) ([]FunctionRow, error) { return nil, errDisk }
+func (failingSource) Functions(context.Context, string) ([]snapshot.Function, error) {
+	return nil, errDisk
+}
 
 func TestSourceErrors(t *testing.T) {
 	ctx := context.Background()
@@ -470,6 +481,80 @@ func TestSourceErrors(t *testing.T) {
 		if !errors.As(err, &me) || !strings.Contains(me.Message, errDisk.Error()) {
 			t.Errorf("%s: %v, want an *Error naming %q", q, err, errDisk)
 		}
+	}
+}
+
+// droppingStore is a real snapshot store whose first listing is followed
+// by a dump that retention makes room for: the oldest listed snapshot is
+// gone before the statement reads its rows, as when a scheduled dump lands
+// during a long query.
+type droppingStore struct {
+	*snapshot.Memory
+	once sync.Once
+	save func(context.Context) error
+}
+
+func (d *droppingStore) List(ctx context.Context, f snapshot.Filter) ([]snapshot.Snapshot, error) {
+	l, err := d.Memory.List(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	d.once.Do(func() { err = d.save(ctx) })
+	return l, err
+}
+
+// A snapshot retention drops between the statement's listing and the
+// reading of its rows has no rows, and the statement no error.
+func TestRetentionDuringStatement(t *testing.T) {
+	ctx := context.Background()
+	base := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
+	snap := func(id string, minutes int) *snapshot.Snapshot {
+		return &snapshot.Snapshot{ID: id, NodeID: 1, NodeKind: "go", NodeAddr: "10.0.0.1:6060",
+			TakenAt: base.Add(time.Duration(minutes) * time.Minute), Format: "pprof", TotalBytes: 300}
+	}
+	rows := func(short string, bytes int64) ([]snapshot.Function, []snapshot.Stack) {
+		return []snapshot.Function{{Name: "full " + short + "(int)", ShortName: short, FlatBytes: bytes, CumBytes: bytes}},
+			[]snapshot.Stack{{StackID: 1, Frames: "main;" + short, Depth: 2, Bytes: bytes}}
+	}
+	tests := []struct {
+		name, query string
+		want        [][]string
+	}{
+		{"snapshots as listed", "SELECT id FROM heapprof.snapshots ORDER BY id",
+			[][]string{{"heap_profile.1.a"}, {"heap_profile.1.b"}}},
+		{"functions", "SELECT snapshot_id, name, flat_bytes FROM heapprof.functions ORDER BY snapshot_id",
+			[][]string{{"heap_profile.1.b", "grow", "200"}}},
+		{"functions lookup", "SELECT name FROM heapprof.functions WHERE snapshot_id = 'heap_profile.1.a'", nil},
+		{"stacks", "SELECT snapshot_id, frames FROM heapprof.stacks ORDER BY snapshot_id",
+			[][]string{{"heap_profile.1.b", "main;grow"}}},
+		{"diffs", "SELECT from_snapshot_id, to_snapshot_id, name, flat_bytes_before, flat_bytes_after FROM heapprof.diffs",
+			[][]string{{"heap_profile.1.a", "heap_profile.1.b", "grow", "0", "200"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := &droppingStore{Memory: snapshot.NewMemory(snapshot.Retention{PerNode: 2})}
+			for i, id := range []string{"heap_profile.1.a", "heap_profile.1.b"} {
+				fns, stacks := rows("grow", int64(100*(i+1)))
+				if err := st.Save(ctx, snap(id, i), fns, stacks); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st.save = func(ctx context.Context) error {
+				fns, stacks := rows("grow", 300)
+				return st.Save(ctx, snap("heap_profile.1.c", 2), fns, stacks)
+			}
+			e, s := newTestEngine(t, st)
+			a, err := engineAnswer(ctx, e, s, tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.Functions(ctx, "heap_profile.1.a"); err == nil {
+				t.Fatal("retention kept heap_profile.1.a: the test raced nothing")
+			}
+			if !slices.EqualFunc(a.rows, tt.want, slices.Equal) {
+				t.Errorf("got %q, want %q", a.rows, tt.want)
+			}
+		})
 	}
 }
 
@@ -503,17 +588,17 @@ func (c *countingSource) note(s string) {
 	c.mu.Unlock()
 }
 
-func (c *countingSource) Snapshots(ctx context.Context) ([]SnapshotRow, error) {
+func (c *countingSource) List(ctx context.Context, f snapshot.Filter) ([]snapshot.Snapshot, error) {
 	c.note("snapshots")
-	return c.memSource.Snapshots(ctx)
+	return c.memSource.List(ctx, f)
 }
 
-func (c *countingSource) Functions(ctx context.Context, id string) ([]FunctionRow, error) {
+func (c *countingSource) Functions(ctx context.Context, id string) ([]snapshot.Function, error) {
 	c.note("functions " + id)
 	return c.memSource.Functions(ctx, id)
 }
 
-func (c *countingSource) Stacks(ctx context.Context, id string) ([]StackRow, error) {
+func (c *countingSource) Stacks(ctx context.Context, id string) ([]snapshot.Stack, error) {
 	c.note("stacks " + id)
 	return c.memSource.Stacks(ctx, id)
 }

@@ -17,45 +17,54 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	_ "github.com/go-sql-driver/mysql"
 
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 	"github.com/heapproxy/heapproxy/internal/mariadbtest"
 )
 
-// memSource is a Source over fixed slices, like the store adapter but
-// without I/O.
+// memSource is a Source over fixed rows in the store's types, without
+// I/O: unlike a snapshot.Store it keeps the rows in the order given and
+// accepts any id. The schema only lists all snapshots, so List ignores the
+// filter.
 type memSource struct {
-	snaps []SnapshotRow
-	fns   map[string][]FunctionRow
-	stk   map[string][]StackRow
+	snaps []snapshot.Snapshot
+	fns   map[string][]snapshot.Function
+	stk   map[string][]snapshot.Stack
 }
 
-func (m *memSource) Snapshots(context.Context) ([]SnapshotRow, error) { return m.snaps, nil }
+func (m *memSource) List(context.Context, snapshot.Filter) ([]snapshot.Snapshot, error) {
+	return m.snaps, nil
+}
 
-func (m *memSource) Functions(_ context.Context, id string) ([]FunctionRow, error) {
+func (m *memSource) Functions(_ context.Context, id string) ([]snapshot.Function, error) {
 	return m.fns[id], nil
 }
 
-func (m *memSource) Stacks(_ context.Context, id string) ([]StackRow, error) { return m.stk[id], nil }
+func (m *memSource) Stacks(_ context.Context, id string) ([]snapshot.Stack, error) {
+	return m.stk[id], nil
+}
 
 // fixture is a small history: node 10001 leaks in LeakyCache::Put, node
 // 10002 frees a function between its two snapshots, node 10003 has a single
 // snapshot (no diff rows). Times carry microseconds; names carry the
-// characters that break naive quoting.
+// characters that break naive quoting. Functions are given by short name;
+// their full names are "full " + short name, which the schema must not show.
 func fixture() *memSource {
-	src := &memSource{fns: map[string][]FunctionRow{}, stk: map[string][]StackRow{}}
+	src := &memSource{fns: map[string][]snapshot.Function{}, stk: map[string][]snapshot.Stack{}}
 	base := time.Date(2026, 11, 20, 8, 0, 0, 123456000, time.UTC)
-	add := func(id string, node int64, kind string, at time.Time, fns []FunctionRow, stacks []StackRow) {
+	add := func(id string, node int64, kind string, at time.Time, fns []snapshot.Function, stacks []snapshot.Stack) {
 		var total, objs int64
 		for _, s := range stacks {
 			total += s.Bytes
 			objs += s.Objects
 		}
-		src.snaps = append(src.snaps, SnapshotRow{ID: id, NodeID: node, NodeKind: kind, NodeAddr: fmt.Sprintf("10.0.0.%d:8040", node%100),
+		src.snaps = append(src.snaps, snapshot.Snapshot{ID: id, NodeID: node, NodeKind: kind, NodeAddr: fmt.Sprintf("10.0.0.%d:8040", node%100),
 			TakenAt: at, TotalBytes: total, TotalObjects: objs, SamplePeriod: 524288, Format: "jemalloc"})
 		for i := range fns {
 			fns[i].SnapshotID = id
+			fns[i].Name = "full " + fns[i].ShortName
 			if total > 0 {
-				fns[i].FlatPct = 100 * float64(fns[i].FlatBytes) / float64(total)
-				fns[i].CumPct = 100 * float64(fns[i].CumBytes) / float64(total)
+				fns[i].FlatPercent = 100 * float64(fns[i].FlatBytes) / float64(total)
+				fns[i].CumPercent = 100 * float64(fns[i].CumBytes) / float64(total)
 			}
 		}
 		for i := range stacks {
@@ -67,30 +76,30 @@ func fixture() *memSource {
 	for i := range 4 {
 		leak := int64(3<<20) * int64(i+1)
 		at := base.Add(time.Duration(i) * 6 * time.Hour)
-		fns := []FunctionRow{
-			{Name: "main", CumBytes: leak + 7<<20, CumObjects: int64(30*(i+1)) + 70},
-			{Name: "LeakyCache::Put", FlatBytes: leak, CumBytes: leak, FlatObjects: int64(30 * (i + 1)), CumObjects: int64(30 * (i + 1))},
-			{Name: "starrocks::Segment::open", FlatBytes: 7 << 20, CumBytes: 7 << 20, FlatObjects: 70, CumObjects: 70},
+		fns := []snapshot.Function{
+			{ShortName: "main", CumBytes: leak + 7<<20, CumObjects: int64(30*(i+1)) + 70},
+			{ShortName: "LeakyCache::Put", FlatBytes: leak, CumBytes: leak, FlatObjects: int64(30 * (i + 1)), CumObjects: int64(30 * (i + 1))},
+			{ShortName: "starrocks::Segment::open", FlatBytes: 7 << 20, CumBytes: 7 << 20, FlatObjects: 70, CumObjects: 70},
 		}
 		if i == 2 {
-			fns = append(fns, FunctionRow{Name: "operator new[](unsigned long)", FlatBytes: 1000, CumBytes: 1000, FlatObjects: 1, CumObjects: 1})
+			fns = append(fns, snapshot.Function{ShortName: "operator new[](unsigned long)", FlatBytes: 1000, CumBytes: 1000, FlatObjects: 1, CumObjects: 1})
 		}
-		stacks := []StackRow{
+		stacks := []snapshot.Stack{
 			{Frames: "main;LeakyCache::Put", Bytes: leak, Objects: int64(30 * (i + 1))},
 			{Frames: "main;starrocks::Segment::open", Bytes: 7 << 20, Objects: 70},
 		}
 		add(fmt.Sprintf("heap_profile.10001.%d", i), 10001, "starrocks", at, fns, stacks)
 	}
-	add("heap_profile.10002.0", 10002, "doris", base.Add(time.Hour), []FunctionRow{
-		{Name: "doris::Agg's \"hash\" table", FlatBytes: 5 << 20, CumBytes: 5 << 20, FlatObjects: 5, CumObjects: 5},
-		{Name: "doris::Join", FlatBytes: 2 << 20, CumBytes: 2 << 20, FlatObjects: 2, CumObjects: 2},
-	}, []StackRow{{Frames: "doris::Agg's \"hash\" table", Bytes: 5 << 20, Objects: 5}, {Frames: "doris::Join", Bytes: 2 << 20, Objects: 2}})
-	add("heap_profile.10002.1", 10002, "doris", base.Add(25*time.Hour), []FunctionRow{
-		{Name: "doris::Agg's \"hash\" table", FlatBytes: 4 << 20, CumBytes: 4 << 20, FlatObjects: 4, CumObjects: 4},
-	}, []StackRow{{Frames: "doris::Agg's \"hash\" table", Bytes: 4 << 20, Objects: 4}})
-	add("heap_profile.10003.0", 10003, "tikv", base.Add(2*time.Hour), []FunctionRow{
-		{Name: "tikv::storage::Engine::get — ünïcode", FlatBytes: 1, CumBytes: 1, FlatObjects: 1, CumObjects: 1},
-	}, []StackRow{{Frames: "tikv::storage::Engine::get — ünïcode", Bytes: 1, Objects: 1}})
+	add("heap_profile.10002.0", 10002, "doris", base.Add(time.Hour), []snapshot.Function{
+		{ShortName: "doris::Agg's \"hash\" table", FlatBytes: 5 << 20, CumBytes: 5 << 20, FlatObjects: 5, CumObjects: 5},
+		{ShortName: "doris::Join", FlatBytes: 2 << 20, CumBytes: 2 << 20, FlatObjects: 2, CumObjects: 2},
+	}, []snapshot.Stack{{Frames: "doris::Agg's \"hash\" table", Bytes: 5 << 20, Objects: 5}, {Frames: "doris::Join", Bytes: 2 << 20, Objects: 2}})
+	add("heap_profile.10002.1", 10002, "doris", base.Add(25*time.Hour), []snapshot.Function{
+		{ShortName: "doris::Agg's \"hash\" table", FlatBytes: 4 << 20, CumBytes: 4 << 20, FlatObjects: 4, CumObjects: 4},
+	}, []snapshot.Stack{{Frames: "doris::Agg's \"hash\" table", Bytes: 4 << 20, Objects: 4}})
+	add("heap_profile.10003.0", 10003, "tikv", base.Add(2*time.Hour), []snapshot.Function{
+		{ShortName: "tikv::storage::Engine::get — ünïcode", FlatBytes: 1, CumBytes: 1, FlatObjects: 1, CumObjects: 1},
+	}, []snapshot.Stack{{Frames: "tikv::storage::Engine::get — ünïcode", Bytes: 1, Objects: 1}})
 	return src
 }
 

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 )
 
 // runtimeMem is a reading of the Go heap.
@@ -59,12 +61,12 @@ func peakHeap() (stop func() uint64) {
 
 // manyFunctions is one snapshot with n functions: the red team's ~340 rows.
 func manyFunctions(n int) *memSource {
-	src := &memSource{fns: map[string][]FunctionRow{}, stk: map[string][]StackRow{}}
-	src.snaps = []SnapshotRow{{ID: "heap_profile.1.0", NodeID: 1, NodeKind: "go", NodeAddr: "127.0.0.1:6060",
+	src := &memSource{fns: map[string][]snapshot.Function{}, stk: map[string][]snapshot.Stack{}}
+	src.snaps = []snapshot.Snapshot{{ID: "heap_profile.1.0", NodeID: 1, NodeKind: "go", NodeAddr: "127.0.0.1:6060",
 		TakenAt: time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC), TotalBytes: 1 << 30, SamplePeriod: 524288, Format: "go"}}
 	for i := range n {
-		src.fns["heap_profile.1.0"] = append(src.fns["heap_profile.1.0"], FunctionRow{SnapshotID: "heap_profile.1.0",
-			Name: fmt.Sprintf("github.com/example/service/pkg.(*Handler).Func%04d", i), FlatBytes: int64(i) << 10, CumBytes: int64(i) << 12})
+		src.fns["heap_profile.1.0"] = append(src.fns["heap_profile.1.0"], snapshot.Function{SnapshotID: "heap_profile.1.0",
+			ShortName: fmt.Sprintf("github.com/example/service/pkg.(*Handler).Func%04d", i), FlatBytes: int64(i) << 10, CumBytes: int64(i) << 12})
 	}
 	return src
 }

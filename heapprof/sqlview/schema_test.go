@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,22 +41,16 @@ func recentFixture() *memSource {
 }
 
 // saveToStore writes src's snapshots into a snapshot store as heapproxy
-// would (short name = the schema's name).
+// would, with the raw dump and the stacks' depth the fixture leaves out.
 func saveToStore(ctx context.Context, st snapshot.Store, src *memSource) error {
 	for _, s := range src.snaps {
-		var fns []snapshot.Function
-		for _, f := range src.fns[s.ID] {
-			fns = append(fns, snapshot.Function{Name: "full " + f.Name, ShortName: f.Name, FlatBytes: f.FlatBytes,
-				FlatObjects: f.FlatObjects, CumBytes: f.CumBytes, CumObjects: f.CumObjects, FlatPercent: f.FlatPct, CumPercent: f.CumPct})
+		sts := slices.Clone(src.stk[s.ID])
+		for i := range sts {
+			sts[i].Depth = strings.Count(sts[i].Frames, ";") + 1
 		}
-		var sts []snapshot.Stack
-		for _, k := range src.stk[s.ID] {
-			sts = append(sts, snapshot.Stack{StackID: k.StackID, Frames: k.Frames, Depth: strings.Count(k.Frames, ";") + 1,
-				Bytes: k.Bytes, Objects: k.Objects})
-		}
-		sn := &snapshot.Snapshot{ID: s.ID, NodeID: s.NodeID, NodeKind: s.NodeKind, NodeAddr: s.NodeAddr, TakenAt: s.TakenAt,
-			Format: s.Format, Raw: []byte("raw"), TotalBytes: s.TotalBytes, TotalObjects: s.TotalObjects, SamplePeriod: s.SamplePeriod}
-		if err := st.Save(ctx, sn, fns, sts); err != nil {
+		sn := s
+		sn.Raw = []byte("raw")
+		if err := st.Save(ctx, &sn, src.fns[s.ID], sts); err != nil {
 			return fmt.Errorf("save %s: %w", s.ID, err)
 		}
 	}

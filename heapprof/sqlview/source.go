@@ -3,69 +3,43 @@
 //
 // The tables hold no rows of their own: every scan reads the Source again, so
 // the schema always shows what the snapshot store holds now and costs no
-// memory between queries.
+// memory between queries. The rows are the store's own types
+// (snapshot.Snapshot, snapshot.Function, snapshot.Stack): a snapshot.Store is
+// a Source as it is.
 package sqlview
 
 import (
 	"context"
-	"time"
+	"errors"
+
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 )
 
-// Source is what the schema reads. The snapshot store satisfies it through a
-// small adapter; sqlview never imports the store so either can change alone.
+// Source is what the schema reads: the methods of snapshot.Store it uses,
+// so the server passes its store and tests pass fixed rows.
 //
 // Implementations must be safe for concurrent use: several connections query
 // at once.
 type Source interface {
-	// Snapshots lists every stored snapshot, in any order.
-	Snapshots(ctx context.Context) ([]SnapshotRow, error)
+	// List lists the stored snapshots. The schema asks for all of them
+	// (the zero Filter) and orders them itself.
+	List(ctx context.Context, f snapshot.Filter) ([]snapshot.Snapshot, error)
 	// Functions returns the per-function totals of one snapshot. An id the
 	// store no longer holds (retention dropped it between the listing and
-	// this call) should return no rows and no error.
-	Functions(ctx context.Context, snapshotID string) ([]FunctionRow, error)
+	// this call) is a *snapshot.ErrNotFound, which the schema shows as no
+	// rows.
+	Functions(ctx context.Context, snapshotID string) ([]snapshot.Function, error)
 	// Stacks returns the sampled stacks of one snapshot, with the same rule
 	// for vanished ids as Functions.
-	Stacks(ctx context.Context, snapshotID string) ([]StackRow, error)
+	Stacks(ctx context.Context, snapshotID string) ([]snapshot.Stack, error)
 }
 
-// SnapshotRow is one dump of one node: a row of heapprof.snapshots.
-type SnapshotRow struct {
-	ID       string
-	NodeID   int64
-	NodeKind string
-	NodeAddr string
-	TakenAt  time.Time
-	// TotalBytes and TotalObjects are the profile's in-use totals after
-	// jeprof's sampling adjustment.
-	TotalBytes   int64
-	TotalObjects int64
-	// SamplePeriod is the sampling period in bytes (2^lg_prof_sample for
-	// jemalloc, MemProfileRate for Go).
-	SamplePeriod int64
-	Format       string
-}
+var _ Source = snapshot.Store(nil)
 
-// FunctionRow is one function of one snapshot: a row of heapprof.functions.
-// Flat counts memory allocated by the function itself, cum also what its
-// callees allocated; percentages are of the snapshot's total bytes.
-type FunctionRow struct {
-	SnapshotID  string
-	Name        string
-	FlatBytes   int64
-	CumBytes    int64
-	FlatObjects int64
-	CumObjects  int64
-	FlatPct     float64
-	CumPct      float64
-}
-
-// StackRow is one sampled call stack of one snapshot: a row of heapprof.stacks.
-type StackRow struct {
-	SnapshotID string
-	StackID    int64
-	// Frames is the stack as the store renders it; the README documents the
-	// folded form (root first, frames separated by ';').
-	Frames  string
-	Bytes   int64
-	Objects int64
+// gone reports whether err says the snapshot is no longer stored: a
+// statement lists the snapshots once, and retention may drop one before
+// its rows are read.
+func gone(err error) bool {
+	var nf *snapshot.ErrNotFound
+	return errors.As(err, &nf)
 }

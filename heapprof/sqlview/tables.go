@@ -2,14 +2,18 @@ package sqlview
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
+
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 )
 
 // SchemaName is the database the tables live in.
@@ -30,10 +34,15 @@ const (
 var (
 	idType   = types.MustCreateStringWithDefaults(sqltypes.VarChar, 255)
 	kindType = types.MustCreateStringWithDefaults(sqltypes.VarChar, 64)
-	// Function names of C++ templates easily pass 255 characters.
-	nameType   = types.MustCreateStringWithDefaults(sqltypes.VarChar, 4096)
-	framesType = types.LongText
-	timeType   = types.DatetimeMaxPrecision
+	// A function's full name, its identity: C++ names with their argument
+	// and template lists pass 4096 characters, and cutting them would merge
+	// functions again. TEXT, as the external store keeps it.
+	nameType = types.Text
+	// A short name (the graph's node name), cut at 4096 characters in the
+	// external store.
+	shortNameType = types.MustCreateStringWithDefaults(sqltypes.VarChar, 4096)
+	framesType    = types.LongText
+	timeType      = types.DatetimeMaxPrecision
 )
 
 // col declares a column. go-mysql-server prints column comments into SHOW
@@ -104,14 +113,14 @@ var tableComments = map[string]string{
 }
 
 // snapshotPartition is one snapshot, read by functions and stacks.
-type snapshotPartition struct{ snap SnapshotRow }
+type snapshotPartition struct{ snap snapshot.Snapshot }
 
 func (p snapshotPartition) Key() []byte { return []byte(p.snap.ID) }
 
 // nodePartition is one node's snapshots, oldest first, read by diffs.
 type nodePartition struct {
 	nodeID int64
-	snaps  []SnapshotRow
+	snaps  []snapshot.Snapshot
 }
 
 func (p nodePartition) Key() []byte { return strconv.AppendInt(nil, p.nodeID, 10) }
@@ -145,7 +154,8 @@ func newTables(src Source) map[string]*table {
 				col(TableFunctions, "snapshot_id", idType, "snapshots.id"),
 				col(TableFunctions, "node_id", types.Int64, "snapshots.node_id"),
 				col(TableFunctions, "taken_at", timeType, "snapshots.taken_at"),
-				col(TableFunctions, "name", nameType, "function name as it is in jeprof's graph"),
+				col(TableFunctions, "name", nameType, "full function name, arguments and templates included: one row per function"),
+				col(TableFunctions, "short_name", shortNameType, "name in jeprof's graph (no arguments, no templates): overloads share it"),
 				col(TableFunctions, "flat_bytes", types.Int64, "in-use bytes allocated by the function itself"),
 				col(TableFunctions, "flat_objects", types.Int64, "in-use objects allocated by the function itself"),
 				col(TableFunctions, "cum_bytes", types.Int64, "in-use bytes allocated by the function and its callees"),
@@ -172,7 +182,8 @@ func newTables(src Source) map[string]*table {
 			name: TableDiffs,
 			schema: sql.Schema{
 				col(TableDiffs, "node_id", types.Int64, "snapshots.node_id"),
-				col(TableDiffs, "name", nameType, "function name"),
+				col(TableDiffs, "name", nameType, "full function name (functions.name): one row per function"),
+				col(TableDiffs, "short_name", shortNameType, "functions.short_name, of the later snapshot if the function is in it"),
 				col(TableDiffs, "from_snapshot_id", idType, "the earlier snapshot"),
 				col(TableDiffs, "to_snapshot_id", idType, "the next snapshot of the same node"),
 				col(TableDiffs, "from_taken_at", timeType, "taken_at of the earlier snapshot"),
@@ -227,21 +238,24 @@ func snapshotPartitions(ctx *sql.Context, src Source) ([]sql.Partition, error) {
 // sortedSnapshots lists the snapshots oldest first. Within one statement
 // the list is read once (see snapshotList): a join looks partitions up once
 // per outer row, and every table of the statement sees the same snapshots.
-func sortedSnapshots(ctx *sql.Context, src Source) ([]SnapshotRow, error) {
+func sortedSnapshots(ctx *sql.Context, src Source) ([]snapshot.Snapshot, error) {
 	if l, ok := ctx.Value(snapshotListKey{}).(*snapshotList); ok {
-		l.once.Do(func() { l.snaps, l.err = listSorted(ctx, src) })
+		l.once.Do(func() {
+			l.snaps, l.err = listSorted(ctx, src)
+			l.read.Store(true)
+		})
 		return l.snaps, l.err
 	}
 	return listSorted(ctx, src)
 }
 
-func listSorted(ctx *sql.Context, src Source) ([]SnapshotRow, error) {
-	snaps, err := src.Snapshots(ctx)
+func listSorted(ctx *sql.Context, src Source) ([]snapshot.Snapshot, error) {
+	snaps, err := src.List(ctx, snapshot.Filter{})
 	if err != nil {
 		return nil, fmt.Errorf("list snapshots: %w", err)
 	}
 	snaps = slices.Clone(snaps)
-	slices.SortFunc(snaps, func(a, b SnapshotRow) int {
+	slices.SortFunc(snaps, func(a, b snapshot.Snapshot) int {
 		return cmp.Or(a.TakenAt.Compare(b.TakenAt), cmp.Compare(a.NodeID, b.NodeID), cmp.Compare(a.ID, b.ID))
 	})
 	return snaps, nil
@@ -250,8 +264,10 @@ func listSorted(ctx *sql.Context, src Source) ([]SnapshotRow, error) {
 // snapshotList is one statement's snapshot listing, carried in its context.
 type snapshotList struct {
 	once  sync.Once
-	snaps []SnapshotRow
+	snaps []snapshot.Snapshot
 	err   error
+	// read tells that the statement read a heapprof table (Result.ReadTables).
+	read atomic.Bool
 }
 
 type snapshotListKey struct{}
@@ -264,16 +280,29 @@ func (s functionScan) partitions(ctx *sql.Context) ([]sql.Partition, error) {
 
 func (s functionScan) rows(ctx *sql.Context, p sql.Partition) ([]sql.Row, error) {
 	sn := p.(snapshotPartition).snap
-	fns, err := s.src.Functions(ctx, sn.ID)
+	fns, err := readFunctions(ctx, s.src, sn.ID)
 	if err != nil {
-		return nil, fmt.Errorf("functions of snapshot %s: %w", sn.ID, err)
+		return nil, err
 	}
 	at := sn.TakenAt.UTC()
 	rows := make([]sql.Row, len(fns))
 	for i, f := range fns {
-		rows[i] = sql.Row{sn.ID, sn.NodeID, at, f.Name, f.FlatBytes, f.FlatObjects, f.CumBytes, f.CumObjects, f.FlatPct, f.CumPct}
+		rows[i] = sql.Row{sn.ID, sn.NodeID, at, f.Name, f.ShortName, f.FlatBytes, f.FlatObjects, f.CumBytes, f.CumObjects, f.FlatPercent, f.CumPercent}
 	}
 	return rows, nil
+}
+
+// readFunctions reads one snapshot's functions; a snapshot dropped since
+// the statement listed it has none.
+func readFunctions(ctx context.Context, src Source, id string) ([]snapshot.Function, error) {
+	fns, err := src.Functions(ctx, id)
+	if gone(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("functions of snapshot %s: %w", id, err)
+	}
+	return fns, nil
 }
 
 type stackScan struct{ src Source }
@@ -285,6 +314,9 @@ func (s stackScan) partitions(ctx *sql.Context) ([]sql.Partition, error) {
 func (s stackScan) rows(ctx *sql.Context, p sql.Partition) ([]sql.Row, error) {
 	sn := p.(snapshotPartition).snap
 	sts, err := s.src.Stacks(ctx, sn.ID)
+	if gone(err) {
+		return nil, nil // dropped since the statement listed it
+	}
 	if err != nil {
 		return nil, fmt.Errorf("stacks of snapshot %s: %w", sn.ID, err)
 	}
@@ -303,7 +335,7 @@ func (s diffScan) partitions(ctx *sql.Context) ([]sql.Partition, error) {
 	if err != nil {
 		return nil, err
 	}
-	byNode := map[int64][]SnapshotRow{}
+	byNode := map[int64][]snapshot.Snapshot{}
 	var nodes []int64
 	for _, sn := range snaps {
 		if _, ok := byNode[sn.NodeID]; !ok {
@@ -327,11 +359,11 @@ func (s diffScan) partitions(ctx *sql.Context) ([]sql.Partition, error) {
 func (s diffScan) rows(ctx *sql.Context, p sql.Partition) ([]sql.Row, error) {
 	np := p.(nodePartition)
 	var rows []sql.Row
-	var prev map[string]FunctionRow
+	var prev map[string]snapshot.Function
 	for i, sn := range np.snaps {
-		fns, err := s.src.Functions(ctx, sn.ID)
+		fns, err := readFunctions(ctx, s.src, sn.ID)
 		if err != nil {
-			return nil, fmt.Errorf("functions of snapshot %s: %w", sn.ID, err)
+			return nil, err
 		}
 		cur := byName(fns)
 		if i > 0 {
@@ -342,13 +374,17 @@ func (s diffScan) rows(ctx *sql.Context, p sql.Partition) ([]sql.Row, error) {
 	return rows, nil
 }
 
-// byName sums a snapshot's rows per function name: two functions whose
-// names differ only in what jeprof's short name drops (overloads, template
-// arguments) are one function here, as they are one node in jeprof's graph.
-func byName(fns []FunctionRow) map[string]FunctionRow {
-	m := make(map[string]FunctionRow, len(fns))
+// byName keys a snapshot's rows by full name. A store holds one row per
+// full name (Summarize tells functions apart by it); rows that repeat one
+// are summed, with the smallest short name, as the external store's view
+// does, so that overloads jeprof's short name merges stay apart.
+func byName(fns []snapshot.Function) map[string]snapshot.Function {
+	m := make(map[string]snapshot.Function, len(fns))
 	for _, f := range fns {
-		s := m[f.Name]
+		s, ok := m[f.Name]
+		if !ok || f.ShortName < s.ShortName {
+			s.ShortName = f.ShortName
+		}
 		s.FlatBytes += f.FlatBytes
 		s.FlatObjects += f.FlatObjects
 		s.CumBytes += f.CumBytes
@@ -360,10 +396,12 @@ func byName(fns []FunctionRow) map[string]FunctionRow {
 
 // appendDiff adds one row per function present in either snapshot: in the
 // later snapshot's order, then the functions that disappeared, by name.
-func appendDiff(rows []sql.Row, from, to SnapshotRow, before, after map[string]FunctionRow, afterOrder []FunctionRow) []sql.Row {
+// short_name is the later snapshot's where the function is in it (a Go
+// profile's short names depend on the other functions of the snapshot).
+func appendDiff(rows []sql.Row, from, to snapshot.Snapshot, before, after map[string]snapshot.Function, afterOrder []snapshot.Function) []sql.Row {
 	secs := to.TakenAt.Sub(from.TakenAt).Seconds()
-	add := func(name string, b, a FunctionRow) {
-		rows = append(rows, sql.Row{from.NodeID, name, from.ID, to.ID, from.TakenAt.UTC(), to.TakenAt.UTC(), secs,
+	add := func(name, short string, b, a snapshot.Function) {
+		rows = append(rows, sql.Row{from.NodeID, name, short, from.ID, to.ID, from.TakenAt.UTC(), to.TakenAt.UTC(), secs,
 			b.FlatBytes, a.FlatBytes, a.FlatBytes - b.FlatBytes,
 			b.CumBytes, a.CumBytes, a.CumBytes - b.CumBytes,
 			a.FlatObjects - b.FlatObjects, a.CumObjects - b.CumObjects})
@@ -374,7 +412,8 @@ func appendDiff(rows []sql.Row, from, to SnapshotRow, before, after map[string]F
 			continue
 		}
 		seen[f.Name] = true
-		add(f.Name, before[f.Name], after[f.Name])
+		a := after[f.Name]
+		add(f.Name, a.ShortName, before[f.Name], a)
 	}
 	var gone []string
 	for name := range before {
@@ -384,7 +423,8 @@ func appendDiff(rows []sql.Row, from, to SnapshotRow, before, after map[string]F
 	}
 	slices.Sort(gone)
 	for _, name := range gone {
-		add(name, before[name], FunctionRow{})
+		b := before[name]
+		add(name, b.ShortName, b, snapshot.Function{})
 	}
 	return rows
 }

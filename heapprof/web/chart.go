@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 )
 
 // The list page's chart: one panel per node, its in-use bytes over time,
@@ -77,8 +79,8 @@ type chartTick struct {
 }
 
 // buildCharts makes one panel per node of the entries, by node id.
-func buildCharts(entries []Entry) []chart {
-	byNode := map[int64][]Entry{}
+func buildCharts(entries []snapshot.Snapshot) []chart {
+	byNode := map[int64][]snapshot.Snapshot{}
 	for _, e := range entries {
 		byNode[e.NodeID] = append(byNode[e.NodeID], e)
 	}
@@ -95,9 +97,9 @@ func buildCharts(entries []Entry) []chart {
 }
 
 // buildChart lays out one node's snapshots (at least one).
-func buildChart(es []Entry, color string) chart {
+func buildChart(es []snapshot.Snapshot, color string) chart {
 	es = slices.Clone(es)
-	slices.SortStableFunc(es, func(a, b Entry) int {
+	slices.SortStableFunc(es, func(a, b snapshot.Snapshot) int {
 		if c := a.TakenAt.Compare(b.TakenAt); c != 0 {
 			return c
 		}
@@ -163,10 +165,10 @@ func buildChart(es []Entry, color string) chart {
 			line = append(line, ' ')
 		}
 		line = append(line, coord(x)+","+coord(y)...)
-		p := chartPoint{ID: e.ID, X: coord(x), Y: coord(y), NoProfile: e.NoProfile,
+		p := chartPoint{ID: e.ID, X: coord(x), Y: coord(y), NoProfile: graphOnly(&e),
 			Title: "node " + strconv.FormatInt(e.NodeID, 10) + ", " + e.TakenAt.UTC().Format("2006-01-02 15:04:05 MST") +
 				": " + mebibytes(e.TotalBytes) + " MB in use"}
-		if e.NoProfile {
+		if p.NoProfile {
 			p.Title += " (no profile: the node sent a rendered graph)"
 			c.Points = append(c.Points, p)
 			continue

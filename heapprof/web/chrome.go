@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 )
 
 // What heapproxy adds to pprof's pages: a title naming the node and the
@@ -73,7 +75,7 @@ func pageName(page string) string {
 // The page is still served when the store cannot list: it then names
 // snapshots by id only.
 func (h *Handler) chrome(ctx context.Context, key viewKey, page string) pageChrome {
-	entries, err := h.opts.Store.Snapshots(ctx)
+	entries, err := h.listed(ctx)
 	if err != nil {
 		h.log.Warn("list snapshots for a page's title", zap.Error(err))
 	}
@@ -102,19 +104,19 @@ func (h *Handler) chrome(ctx context.Context, key viewKey, page string) pageChro
 	pc.Title = pc.Page + " · " + pc.Snap.name() + " · heapproxy"
 	if pc.Snap.Known {
 		// The node's snapshots with a profile, oldest first.
-		var same []Entry
+		var same []snapshot.Snapshot
 		for _, e := range entries {
-			if e.NodeID == pc.Snap.NodeID && !e.NoProfile {
+			if e.NodeID == pc.Snap.NodeID && !graphOnly(&e) {
 				same = append(same, e)
 			}
 		}
-		slices.SortStableFunc(same, func(a, b Entry) int {
+		slices.SortStableFunc(same, func(a, b snapshot.Snapshot) int {
 			if c := a.TakenAt.Compare(b.TakenAt); c != 0 {
 				return c
 			}
 			return cmp.Compare(a.ID, b.ID)
 		})
-		i := slices.IndexFunc(same, func(e Entry) bool { return e.ID == key.id })
+		i := slices.IndexFunc(same, func(e snapshot.Snapshot) bool { return e.ID == key.id })
 		if i > 0 {
 			pc.Prev = "/diff/" + url.PathEscape(same[i-1].ID) + "/" + url.PathEscape(key.id) + page
 		}

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 )
 
 // chromiumPath is Debian's chromium (apt-get install chromium).
@@ -220,8 +222,8 @@ func chartStore() *memStore {
 	} {
 		at := t0.Add(time.Duration(sn.minutes) * time.Minute)
 		id := fmt.Sprintf("heap_profile.%d.%s", sn.node, at.Format("20060102T150405.000000000Z"))
-		s.entries = append(s.entries, Entry{ID: id, NodeID: sn.node, NodeKind: sn.kind, NodeAddr: sn.addr,
-			TakenAt: at, TotalBytes: int64(sn.mb * (1 << 20)), NoProfile: sn.noProfile})
+		s.entries = append(s.entries, snapshot.Snapshot{ID: id, NodeID: sn.node, NodeKind: sn.kind, NodeAddr: sn.addr,
+			TakenAt: at, TotalBytes: int64(sn.mb * (1 << 20)), Format: formatOf(sn.noProfile)})
 		if !sn.noProfile {
 			s.profiles[id] = [][]byte{profFirst, profSecond}[i%2]
 		}
@@ -238,13 +240,13 @@ func chartStore() *memStore {
 func TestChromiumListAndGraph(t *testing.T) {
 	store := chartStore()
 	srv, _ := newTestServer(t, Options{Store: store})
-	byID := map[string]Entry{}
+	byID := map[string]snapshot.Snapshot{}
 	perNode := map[string]int{}
 	for _, e := range store.entries {
 		byID[e.ID] = e
 		perNode[strconv.FormatInt(e.NodeID, 10)]++
 	}
-	nodeAt := func(e Entry) string {
+	nodeAt := func(e snapshot.Snapshot) string {
 		return fmt.Sprintf("node %d at %s", e.NodeID, e.TakenAt.UTC().Format("2006-01-02 15:04:05 MST"))
 	}
 	// fetch follows a link as a browser would and returns the final page.
@@ -306,7 +308,7 @@ func TestChromiumListAndGraph(t *testing.T) {
 					t.Errorf("chart of node %s has a point of %q", node, p[2])
 					continue
 				}
-				if e.NoProfile {
+				if graphOnly(&e) {
 					if p[1] != "" {
 						t.Errorf("point of %s without a profile links %s", e.ID, p[1])
 					}
@@ -363,7 +365,7 @@ func TestChromiumListAndGraph(t *testing.T) {
 
 	t.Run("graph", func(t *testing.T) {
 		// The latest snapshot of node 10001 with its previous one.
-		var prev, last Entry
+		var prev, last snapshot.Snapshot
 		for _, e := range store.entries {
 			if e.NodeID == 10001 {
 				prev, last = last, e

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 )
 
 // Names a hostile or broken node could send: DOT attribute injection (a
@@ -88,7 +90,7 @@ func hostileProfile(t *testing.T) []byte {
 func TestHostileNames(t *testing.T) {
 	prof := hostileProfile(t)
 	store := &memStore{
-		entries: []Entry{{ID: hostileID, NodeID: 10001, NodeKind: htmlInjection, NodeAddr: jsURLName,
+		entries: []snapshot.Snapshot{{ID: hostileID, NodeID: 10001, NodeKind: htmlInjection, NodeAddr: jsURLName,
 			TakenAt: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), TotalBytes: 14 << 20}},
 		profiles: map[string][]byte{hostileID: prof},
 	}

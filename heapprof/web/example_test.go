@@ -1,27 +1,22 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"time"
 
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 	"github.com/heapproxy/heapproxy/heapprof/web"
 )
 
-// snapshots stands for the server's adapter over its snapshot store.
-type snapshots struct{}
-
-func (snapshots) Snapshots(context.Context) ([]web.Entry, error) { return nil, nil }
-func (snapshots) Profile(_ context.Context, id string) ([]byte, error) {
-	return nil, web.ErrNotFound
-}
-
-// The server mounts the view on its --http address and counts into the
-// same Metrics from its connection and dump paths.
+// The server mounts the view on its --http address, reading its snapshot
+// store as it is, and counts into the same Metrics from its connection and
+// dump paths.
 func ExampleNew() {
+	store := snapshot.NewMemory(snapshot.Retention{PerNode: 16})
+	defer store.Close()
 	metrics := web.NewMetrics(nil)
 	h, err := web.New(web.Options{
-		Store:   snapshots{},
+		Store:   store,
 		Metrics: metrics,
 		// On loopback and without credentials configured the view is open;
 		// anywhere else it needs an Authenticator or a BearerToken.

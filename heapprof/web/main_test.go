@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 )
 
 // Two real heap profiles of this test process, taken in TestMain: the
@@ -71,22 +73,24 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// memStore is a small real Store over a map, as the server's adapter
-// over heapprof/snapshot would be.
+// memStore is a small Store over a map, answering as a snapshot.Store
+// does. Unlike one it takes any id (the escaping tests use hostile ones),
+// holds profiles it does not list, and counts reads. An id it neither
+// lists nor has a profile for is unknown.
 type memStore struct {
 	mu       sync.Mutex
-	entries  []Entry
+	entries  []snapshot.Snapshot // as List returns them: no Raw, no Profile
 	profiles map[string][]byte
 	reads    map[string]int
 }
 
-func (s *memStore) Snapshots(context.Context) ([]Entry, error) {
+func (s *memStore) List(context.Context, snapshot.Filter) ([]snapshot.Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.entries), nil
 }
 
-func (s *memStore) Profile(_ context.Context, id string) ([]byte, error) {
+func (s *memStore) Get(_ context.Context, id string) (*snapshot.Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.reads == nil {
@@ -94,10 +98,24 @@ func (s *memStore) Profile(_ context.Context, id string) ([]byte, error) {
 	}
 	s.reads[id]++
 	p, ok := s.profiles[id]
-	if !ok {
-		return nil, fmt.Errorf("%s: %w", id, ErrNotFound)
+	sn := snapshot.Snapshot{ID: id, Profile: p}
+	if i := slices.IndexFunc(s.entries, func(e snapshot.Snapshot) bool { return e.ID == id }); i >= 0 {
+		sn, ok = s.entries[i], true
+		sn.Profile = p
 	}
-	return p, nil
+	if !ok {
+		return nil, &snapshot.ErrNotFound{ID: id}
+	}
+	return &sn, nil
+}
+
+// formatOf is a test snapshot's Format: a graph the node rendered, or a
+// profile.
+func formatOf(noProfile bool) string {
+	if noProfile {
+		return snapshot.FormatDOT
+	}
+	return "pprof"
 }
 
 const (
@@ -109,7 +127,7 @@ const (
 func testStore() *memStore {
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	return &memStore{
-		entries: []Entry{
+		entries: []snapshot.Snapshot{
 			{ID: idSecond, NodeID: 10001, NodeKind: "starrocks", NodeAddr: "10.0.0.1:8040", TakenAt: t0.Add(time.Hour), TotalBytes: 20 << 20},
 			{ID: idFirst, NodeID: 10001, NodeKind: "starrocks", NodeAddr: "10.0.0.1:8040", TakenAt: t0, TotalBytes: 8 << 20},
 			{ID: idOther, NodeID: 10002, NodeKind: "go", NodeAddr: "10.0.0.2:6060", TakenAt: t0.Add(30 * time.Minute), TotalBytes: 1536 << 10},

@@ -15,17 +15,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 )
 
 func TestBuildCharts(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	e := func(node int64, id string, minutes int, mb int64, noProfile bool) Entry {
-		return Entry{ID: id, NodeID: node, NodeKind: "starrocks", TakenAt: t0.Add(time.Duration(minutes) * time.Minute),
-			TotalBytes: mb << 20, NoProfile: noProfile}
+	e := func(node int64, id string, minutes int, mb int64, noProfile bool) snapshot.Snapshot {
+		return snapshot.Snapshot{ID: id, NodeID: node, NodeKind: "starrocks", TakenAt: t0.Add(time.Duration(minutes) * time.Minute),
+			TotalBytes: mb << 20, Format: formatOf(noProfile)}
 	}
 	tests := []struct {
 		name    string
-		entries []Entry
+		entries []snapshot.Snapshot
 		// per node, in node order: points, links to graphs, diff segments
 		nodes    []int64
 		points   []int
@@ -36,7 +38,7 @@ func TestBuildCharts(t *testing.T) {
 	}{
 		{
 			name:     "one node",
-			entries:  []Entry{e(1, "c", 120, 30, false), e(1, "a", 0, 10, false), e(1, "b", 60, 20, false)},
+			entries:  []snapshot.Snapshot{e(1, "c", 120, 30, false), e(1, "a", 0, 10, false), e(1, "b", 60, 20, false)},
 			nodes:    []int64{1},
 			points:   []int{3},
 			links:    []int{3},
@@ -45,7 +47,7 @@ func TestBuildCharts(t *testing.T) {
 		},
 		{
 			name: "two nodes, a snapshot without profile in between",
-			entries: []Entry{e(2, "x", 0, 1, false), e(1, "a", 0, 10, false), e(1, "n", 30, 15, true),
+			entries: []snapshot.Snapshot{e(2, "x", 0, 1, false), e(1, "a", 0, 10, false), e(1, "n", 30, 15, true),
 				e(1, "b", 60, 20, false), e(2, "y", 90, 2, false)},
 			nodes:    []int64{1, 2},
 			points:   []int{3, 2},
@@ -55,7 +57,7 @@ func TestBuildCharts(t *testing.T) {
 		},
 		{
 			name:     "single snapshot of zero bytes",
-			entries:  []Entry{e(7, "only", 0, 0, false)},
+			entries:  []snapshot.Snapshot{e(7, "only", 0, 0, false)},
 			nodes:    []int64{7},
 			points:   []int{1},
 			links:    []int{1},
@@ -63,7 +65,7 @@ func TestBuildCharts(t *testing.T) {
 		},
 		{
 			name:     "two snapshots at one instant",
-			entries:  []Entry{e(3, "p", 0, 5, false), e(3, "q", 0, 6, false)},
+			entries:  []snapshot.Snapshot{e(3, "p", 0, 5, false), e(3, "q", 0, 6, false)},
 			nodes:    []int64{3},
 			points:   []int{2},
 			links:    []int{2},
@@ -136,7 +138,7 @@ func TestBuildCharts(t *testing.T) {
 		})
 	}
 	// A single point is drawn in the middle of its panel.
-	c := buildCharts([]Entry{e(7, "only", 0, 3, false)})[0]
+	c := buildCharts([]snapshot.Snapshot{e(7, "only", 0, 3, false)})[0]
 	if x := num(t, c.Points[0].X); math.Abs(x-float64(c.PlotX+c.PlotW/2)) > 1 {
 		t.Errorf("single point at x=%v, want the middle %d", x, c.PlotX+c.PlotW/2)
 	}
@@ -156,7 +158,7 @@ func TestByteTicks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strconv.FormatInt(tt.max, 10), func(t *testing.T) {
-			c := buildChart([]Entry{{ID: "x", TotalBytes: tt.max}}, "#000")
+			c := buildChart([]snapshot.Snapshot{{ID: "x", TotalBytes: tt.max}}, "#000")
 			var labels []string
 			for _, y := range c.YTicks {
 				labels = append(labels, y.Label)
@@ -175,7 +177,7 @@ func TestByteTicks(t *testing.T) {
 // failingListStore has profiles but cannot list them.
 type failingListStore struct{ *memStore }
 
-func (failingListStore) Snapshots(context.Context) ([]Entry, error) {
+func (failingListStore) List(context.Context, snapshot.Filter) ([]snapshot.Snapshot, error) {
 	return nil, errors.New("list broken")
 }
 

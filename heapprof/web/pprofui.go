@@ -83,7 +83,7 @@ func (h *Handler) loadView(ctx context.Context, key viewKey) (*view, error) {
 
 // readProfile reads and parses one stored profile, within the size limit.
 func (h *Handler) readProfile(ctx context.Context, id string) (*profile.Profile, error) {
-	data, err := h.opts.Store.Profile(ctx, id)
+	data, err := h.profile(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("read snapshot %s: %w", id, err)
 	}

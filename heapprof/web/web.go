@@ -5,8 +5,8 @@
 // the node and time and linked back to the list, Prometheus metrics and a
 // health check.
 //
-// The package does not know the snapshot store; it asks a Store, which the
-// server adapts to whatever keeps the snapshots.
+// It reads the snapshot store through Store, the two methods of
+// snapshot.Store it needs, so the server passes its store as it is.
 //
 // Access: every request's Host must name the view (Options.ListenAddr's
 // host, the loopback names on a loopback listener, Options.AllowedHosts, or
@@ -35,33 +35,50 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 )
 
-// Entry describes one stored snapshot for the list page.
-type Entry struct {
-	ID         string
-	NodeID     int64
-	NodeKind   string
-	NodeAddr   string
-	TakenAt    time.Time
-	TotalBytes int64
-	// NoProfile marks a snapshot without a profile (a node that sends only
-	// a graph it rendered itself, as newer Doris BEs do): listed, no views.
-	NoProfile bool
-}
-
-// Store is what the view needs from the snapshot store.
+// Store is what the view reads from the snapshot store: a snapshot.Store
+// is one. Implementations are safe for concurrent use.
 type Store interface {
-	// Snapshots lists the stored snapshots, in any order.
-	Snapshots(ctx context.Context) ([]Entry, error)
-	// Profile returns the snapshot's symbolized profile as pprof protobuf,
-	// gzipped or not. An unknown id is an error that wraps ErrNotFound.
-	Profile(ctx context.Context, id string) ([]byte, error)
+	// List lists the stored snapshots without Raw and Profile. The view
+	// asks for all of them (the zero Filter) and orders them itself.
+	List(ctx context.Context, f snapshot.Filter) ([]snapshot.Snapshot, error)
+	// Get returns one snapshot with its Profile (pprof protobuf, gzipped or
+	// not). An unknown id is a *snapshot.ErrNotFound: the view answers 404.
+	Get(ctx context.Context, id string) (*snapshot.Snapshot, error)
 }
 
-// ErrNotFound is what a Store's error wraps for an unknown snapshot id;
-// the view answers 404 for it.
-var ErrNotFound = errors.New("snapshot not found")
+var _ Store = snapshot.Store(nil)
+
+// listed lists the store's snapshots.
+func (h *Handler) listed(ctx context.Context) ([]snapshot.Snapshot, error) {
+	return h.opts.Store.List(ctx, snapshot.Filter{})
+}
+
+// profile reads a snapshot's profile; one whose node sent only a graph has
+// none.
+func (h *Handler) profile(ctx context.Context, id string) ([]byte, error) {
+	s, err := h.opts.Store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Profile) == 0 {
+		return nil, fmt.Errorf("snapshot %s holds a graph rendered on the node, not a profile", id)
+	}
+	return s.Profile, nil
+}
+
+// graphOnly reports whether the node sent only a graph it rendered itself
+// (newer Doris BEs): the snapshot is listed, with no views.
+func graphOnly(s *snapshot.Snapshot) bool { return s.Format == snapshot.FormatDOT }
+
+// notFound reports whether err says the store has no such snapshot.
+func notFound(err error) bool {
+	var nf *snapshot.ErrNotFound
+	return errors.As(err, &nf)
+}
 
 // Options configure a Handler. Only Store is required.
 type Options struct {
@@ -231,7 +248,7 @@ func (h *Handler) serveDiffForm(w http.ResponseWriter, r *http.Request) {
 		// The list is newest first, so the form sends the newer first;
 		// the store's times decide when it knows both.
 		id, base = picks[0], picks[1]
-		if entries, err := h.opts.Store.Snapshots(r.Context()); err == nil {
+		if entries, err := h.listed(r.Context()); err == nil {
 			taken := map[string]time.Time{}
 			for _, e := range entries {
 				taken[e.ID] = e.TakenAt
@@ -324,7 +341,7 @@ func (h *Handler) serveView(w http.ResponseWriter, r *http.Request, key viewKey,
 func (h *Handler) serveError(w http.ResponseWriter, what string, err error) {
 	code := http.StatusInternalServerError
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case notFound(err):
 		code = http.StatusNotFound
 	case errors.Is(err, context.Canceled):
 		return // the client left
@@ -339,7 +356,7 @@ func (h *Handler) serveError(w http.ResponseWriter, what string, err error) {
 
 // serveStored sends a snapshot's profile as the store keeps it.
 func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, id string) {
-	data, err := h.opts.Store.Profile(r.Context(), id)
+	data, err := h.profile(r.Context(), id)
 	if err != nil {
 		h.serveError(w, "download "+id, fmt.Errorf("read snapshot %s: %w", id, err))
 		return
@@ -356,16 +373,17 @@ func (h *Handler) serveStored(w http.ResponseWriter, r *http.Request, id string)
 
 // row is one line of the list page.
 type row struct {
-	Entry
-	Link     string // the view's directory, /snapshots/<id>/
-	Download string // the stored profile, /snapshots/<id>/download
-	TotalMB  string
-	Taken    string
-	Prev     string // diff against the node's previous snapshot, or ""
+	snapshot.Snapshot
+	NoProfile bool   // graphOnly
+	Link      string // the view's directory, /snapshots/<id>/
+	Download  string // the stored profile, /snapshots/<id>/download
+	TotalMB   string
+	Taken     string
+	Prev      string // diff against the node's previous snapshot, or ""
 }
 
 func (h *Handler) serveList(w http.ResponseWriter, r *http.Request) {
-	entries, err := h.opts.Store.Snapshots(r.Context())
+	entries, err := h.listed(r.Context())
 	if err != nil {
 		h.log.Warn("list snapshots", zap.Error(err))
 		errorPage(w, http.StatusInternalServerError, fmt.Sprintf("list snapshots: %v", err))
@@ -378,11 +396,11 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request) {
 			errorPage(w, http.StatusBadRequest, fmt.Sprintf("bad node id %q", node))
 			return
 		}
-		entries = slices.DeleteFunc(entries, func(e Entry) bool { return e.NodeID != n })
+		entries = slices.DeleteFunc(entries, func(e snapshot.Snapshot) bool { return e.NodeID != n })
 	}
 	// Oldest first to find each node's previous snapshot, then newest first
 	// for the page.
-	slices.SortStableFunc(entries, func(a, b Entry) int {
+	slices.SortStableFunc(entries, func(a, b snapshot.Snapshot) int {
 		if c := a.TakenAt.Compare(b.TakenAt); c != 0 {
 			return c
 		}
@@ -393,13 +411,14 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request) {
 	for i, e := range entries {
 		link := "/snapshots/" + url.PathEscape(e.ID) + "/"
 		rows[i] = row{
-			Entry:    e,
-			Link:     link,
-			Download: link + "download",
-			TotalMB:  mebibytes(e.TotalBytes),
-			Taken:    e.TakenAt.UTC().Format("2006-01-02 15:04:05 MST"),
+			Snapshot:  e,
+			NoProfile: graphOnly(&e),
+			Link:      link,
+			Download:  link + "download",
+			TotalMB:   mebibytes(e.TotalBytes),
+			Taken:     e.TakenAt.UTC().Format("2006-01-02 15:04:05 MST"),
 		}
-		if e.NoProfile {
+		if rows[i].NoProfile {
 			continue
 		}
 		if p, ok := prev[e.NodeID]; ok {
@@ -414,9 +433,9 @@ func (h *Handler) serveList(w http.ResponseWriter, r *http.Request) {
 		rows = rows[:h.opts.MaxListed]
 	}
 	// The charts show the rows listed.
-	shown := make([]Entry, len(rows))
+	shown := make([]snapshot.Snapshot, len(rows))
 	for i, r := range rows {
-		shown[i] = r.Entry
+		shown[i] = r.Snapshot
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	err = listPage.Execute(w, struct {

@@ -19,6 +19,8 @@ import (
 	"github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
 	"go.uber.org/zap"
+
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 )
 
 func TestListPage(t *testing.T) {
@@ -99,8 +101,8 @@ func TestListPage(t *testing.T) {
 func TestListPageNoProfile(t *testing.T) {
 	store := testStore()
 	const dotOnly = "heap_profile.10001.20261122T103000.000000000Z"
-	store.entries = append(store.entries, Entry{ID: dotOnly, NodeID: 10001, NodeKind: "doris",
-		TakenAt: time.Date(2026, 11, 22, 10, 30, 0, 0, time.UTC), NoProfile: true})
+	store.entries = append(store.entries, snapshot.Snapshot{ID: dotOnly, NodeID: 10001, NodeKind: "doris",
+		TakenAt: time.Date(2026, 11, 22, 10, 30, 0, 0, time.UTC), Format: snapshot.FormatDOT})
 	srv, _ := newTestServer(t, Options{Store: store})
 	_, body := get(t, srv.URL+"/")
 	mustContain(t, "list", body, "<td>"+dotOnly+"</td>", "no profile",
@@ -109,6 +111,14 @@ func TestListPageNoProfile(t *testing.T) {
 	for _, bad := range []string{`/snapshots/` + dotOnly + `/`, `<option value="` + dotOnly + `"`} {
 		if strings.Contains(body, bad) {
 			t.Errorf("list links a snapshot without a profile: %q", bad)
+		}
+	}
+	// Its views, asked for by URL, say why there is nothing to show.
+	for _, page := range []string{"graph", "download"} {
+		resp, body := get(t, srv.URL+"/snapshots/"+dotOnly+"/"+page)
+		want := "snapshot " + dotOnly + " holds a graph rendered on the node, not a profile"
+		if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(body, want) {
+			t.Errorf("%s of a snapshot without a profile: %d %q, want 500 with %q", page, resp.StatusCode, body, want)
 		}
 	}
 }
@@ -134,10 +144,10 @@ func TestListPageEmptyAndBroken(t *testing.T) {
 
 type brokenStore struct{}
 
-func (brokenStore) Snapshots(context.Context) ([]Entry, error) {
+func (brokenStore) List(context.Context, snapshot.Filter) ([]snapshot.Snapshot, error) {
 	return nil, errors.New("disk on fire")
 }
-func (brokenStore) Profile(context.Context, string) ([]byte, error) {
+func (brokenStore) Get(context.Context, string) (*snapshot.Snapshot, error) {
 	return nil, errors.New("disk on fire")
 }
 
@@ -259,6 +269,48 @@ func TestNoHome(t *testing.T) {
 		if resp, _ := get(t, srv.URL+path); resp.StatusCode != http.StatusOK {
 			t.Errorf("%s without HOME: %d", path, resp.StatusCode)
 		}
+	}
+}
+
+// The server hands the view its snapshot store as it is: a real store's
+// snapshots are listed and viewed, its unknown ids are 404 and its
+// graph-only snapshots listed without views.
+func TestSnapshotStore(t *testing.T) {
+	ctx := context.Background()
+	st := snapshot.NewMemory(snapshot.Retention{})
+	t.Cleanup(func() { st.Close() })
+	const dotOnly = "heap_profile.10001.20261122T103000.000000000Z"
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for _, s := range []*snapshot.Snapshot{
+		{ID: idFirst, NodeID: 10001, NodeKind: "go", TakenAt: t0, Format: "pprof", Raw: profFirst, Profile: profFirst, TotalBytes: 8 << 20},
+		{ID: dotOnly, NodeID: 10001, NodeKind: "doris", TakenAt: t0.Add(30 * time.Minute), Format: snapshot.FormatDOT, Raw: []byte("digraph {}")},
+		{ID: idSecond, NodeID: 10001, NodeKind: "go", TakenAt: t0.Add(time.Hour), Format: "pprof", Raw: profSecond, Profile: profSecond, TotalBytes: 20 << 20},
+	} {
+		if err := st.Save(ctx, s, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, _ := newTestServer(t, Options{Store: st})
+	tests := []struct {
+		path string
+		code int
+		want []string
+	}{
+		{"/", http.StatusOK, []string{"<td>" + dotOnly + "</td>", `href="/diff/` + idFirst + `/` + idSecond + `/">diff vs previous`}},
+		{"/snapshots/" + idSecond + "/top", http.StatusOK, []string{"allocSecond"}},
+		{"/diff/" + idFirst + "/" + idSecond + "/top", http.StatusOK, []string{"allocSecond"}},
+		{"/snapshots/" + idFirst + "/download", http.StatusOK, nil},
+		{"/snapshots/nosuch/graph", http.StatusNotFound, []string{"snapshot not found: nosuch"}},
+		{"/snapshots/" + dotOnly + "/graph", http.StatusInternalServerError, []string{"holds a graph rendered on the node, not a profile"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			resp, body := get(t, srv.URL+tt.path)
+			if resp.StatusCode != tt.code {
+				t.Fatalf("status %d, want %d: %.300s", resp.StatusCode, tt.code, body)
+			}
+			mustContain(t, tt.path, body, tt.want...)
+		})
 	}
 }
 
@@ -607,7 +659,7 @@ func TestNewNeedsStore(t *testing.T) {
 // error for the request, not crash the process.
 type panicStore struct{ memStore }
 
-func (*panicStore) Profile(context.Context, string) ([]byte, error) { panic("store bug") }
+func (*panicStore) Get(context.Context, string) (*snapshot.Snapshot, error) { panic("store bug") }
 
 func TestBadProfiles(t *testing.T) {
 	tests := []struct {

@@ -107,6 +107,10 @@ func (w *ResultWriter) WriteRaw(cells [][]byte) error {
 	return w.c.WritePacket(w.Row)
 }
 
+// SetStatus changes the server status flags the closing EOF carries: a
+// statement can open a transaction while its rows are read.
+func (w *ResultWriter) SetStatus(status uint16) { w.status = status }
+
 // Finish closes the result set and flushes it.
 func (w *ResultWriter) Finish() error {
 	if err := w.c.WritePacket(EOFPacket(w.status, w.Warnings)); err != nil {
