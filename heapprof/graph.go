@@ -218,6 +218,10 @@ type model struct {
 	flat, cum  []float64 // by name id
 	inCum      []bool    // name is a key of jeprof's cumulative hash
 	localTotal float64
+
+	// sum is set by Summarize only: the functions of each location and
+	// every stack's objects (v is then its bytes).
+	sum *summaryModel
 }
 
 func buildModel(ctx context.Context, p *profile.Profile, opt Options) (*model, error) {
@@ -228,13 +232,10 @@ func buildModel(ctx context.Context, p *profile.Profile, opt Options) (*model, e
 	if err != nil {
 		return nil, err
 	}
-	m := &model{kind: kind, locIdx: map[string]int32{}, nameIdx: map[string]int32{}, runIDs: map[string]int{}, shorts: map[string]string{}}
-	if goNames(p, opt.Names) {
-		m.goNames = true
-		m.shorts = GoNodeNames(p, opt.Base)
-	}
+	m := newModel(p, opt.Names, opt.Base)
+	m.kind = kind
 	ix := stackIndex{heads: make(map[uint64]int32, len(p.Sample))}
-	if err := m.collect(ctx, p, idx, 1, &ix); err != nil {
+	if err := m.collect(ctx, p, newSampler(p, idx), 1, &ix); err != nil {
 		return nil, err
 	}
 	if opt.Base != nil {
@@ -242,13 +243,41 @@ func buildModel(ctx context.Context, p *profile.Profile, opt Options) (*model, e
 		if err != nil {
 			return nil, fmt.Errorf("base profile: %w", err)
 		}
-		if err := m.collect(ctx, opt.Base, bidx, -1, &ix); err != nil {
+		if err := m.collect(ctx, opt.Base, newSampler(opt.Base, bidx), -1, &ix); err != nil {
 			return nil, fmt.Errorf("base profile: %w", err)
 		}
 	}
+	ix = stackIndex{}
+	m.cutStacks()
+	if !m.goNames {
+		m.shortMap = fullnameToShortname(m.frames)
+	}
+	m.locNames = make([][]int32, len(m.locKeys))
+	m.locDone = make([]bool, len(m.locKeys))
+	m.perCaller = make([]bool, len(m.locKeys))
+	if err := m.reduce(ctx); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// newModel returns an empty model naming p's functions (and base's, for
+// --base) as names says.
+func newModel(p *profile.Profile, names Names, base *profile.Profile) *model {
+	m := &model{locIdx: map[string]int32{}, nameIdx: map[string]int32{}, runIDs: map[string]int{}, shorts: map[string]string{}}
+	if goNames(p, names) {
+		m.goNames = true
+		m.shorts = GoNodeNames(p, base)
+	}
+	return m
+}
+
+// cutStacks ends collecting: it sums the total and cuts every stack after
+// its last allocator entry point (RemoveUninterestingFrames).
+func (m *model) cutStacks() {
 	// Only collect looks locations and short names up: let them go before
 	// the names are built.
-	m.locIdx, m.shorts, ix = nil, nil, stackIndex{}
+	m.locIdx, m.shorts = nil, nil
 	m.skip = make([]bool, len(m.locKeys))
 	for i, fr := range m.frames {
 		if len(fr) > 0 {
@@ -262,16 +291,6 @@ func buildModel(ctx context.Context, p *profile.Profile, opt Options) (*model, e
 		m.total += st.v
 		st.locs = m.removeUninteresting(st.locs)
 	}
-	if !m.goNames {
-		m.shortMap = fullnameToShortname(m.frames)
-	}
-	m.locNames = make([][]int32, len(m.locKeys))
-	m.locDone = make([]bool, len(m.locKeys))
-	m.perCaller = make([]bool, len(m.locKeys))
-	if err := m.reduce(ctx); err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 // sampleIndex picks the value index to render and how to print it.
@@ -301,12 +320,78 @@ func sampleIndex(p *profile.Profile, name string) (int, valueKind, error) {
 	return idx, kind, nil
 }
 
-// stackIndex finds the stack already collected with the same locations:
-// a hash of the location ids to the first stack with that hash, chained
-// through next. It saves building a string key per sample.
+// stackIndex finds the stack already collected with the same locations
+// (or, in a summary, the same short names): a hash of the ids to the first
+// stack with that hash, chained through next. It saves building a string
+// key per sample.
 type stackIndex struct {
 	heads map[uint64]int32
 	next  []int32 // by stack: the next stack with the same hash, or -1
+}
+
+// hashStart and hashID are FNV-1a over a sequence of ids.
+const hashStart = uint64(14695981039346656037)
+
+func hashID(h uint64, id int32) uint64 { return (h ^ uint64(uint32(id))) * 1099511628211 }
+
+// find returns the stack hashed to h that same accepts, or -1, and the
+// first stack hashed to h (-1 if none) for add.
+func (ix *stackIndex) find(h uint64, same func(int32) bool) (found, head int32) {
+	head, ok := ix.heads[h]
+	if !ok {
+		return -1, -1
+	}
+	for i := head; i >= 0; i = ix.next[i] {
+		if same(i) {
+			return i, head
+		}
+	}
+	return -1, head
+}
+
+// add indexes the next stack, number len(ix.next), under h; head is what
+// find returned for h.
+func (ix *stackIndex) add(h uint64, head int32) {
+	ix.heads[h] = int32(len(ix.next))
+	ix.next = append(ix.next, head)
+}
+
+// sampler picks the values collect keeps of a sample: the one value a
+// renderer draws (idx), or a summary's bytes and objects (both).
+type sampler struct {
+	u   Unrounded
+	idx int
+	typ string // p.SampleType[idx].Type
+	// both: a summary's in-use bytes and objects, by summaryIndexes.
+	both           bool
+	bytes, objects int
+}
+
+func newSampler(p *profile.Profile, idx int) sampler {
+	return sampler{u: NewUnrounded(p), idx: idx, typ: p.SampleType[idx].Type}
+}
+
+// values returns the sample's values and whether collect keeps it.
+func (sm *sampler) values(s *profile.Sample) (v, v2 float64, keep bool) {
+	if !sm.both {
+		if len(s.Value) <= sm.idx {
+			return 0, 0, false
+		}
+		return sampleValue(sm.u, s, sm.idx, sm.typ), 0, true
+	}
+	if objects, bytes, ok := sm.u.Values(s); ok {
+		v, v2 = bytes, objects
+	} else {
+		if sm.bytes >= 0 && sm.bytes < len(s.Value) {
+			v = float64(s.Value[sm.bytes])
+		}
+		if sm.objects >= 0 && sm.objects < len(s.Value) {
+			v2 = float64(s.Value[sm.objects])
+		}
+	}
+	// Go heap profiles keep stacks whose allocations were all freed; like
+	// jeprof's and pprof's tables, a summary leaves them out.
+	return v, v2, v != 0 || v2 != 0
 }
 
 // collect adds p's samples to m.stacks as jeprof's profile hash: one entry
@@ -314,7 +399,7 @@ type stackIndex struct {
 // stacks first appear (so sums are the same on every run). sign -1
 // subtracts the samples (SubtractProfile for --base, without
 // --drop_negative). It also records the symbols of the locations.
-func (m *model) collect(ctx context.Context, p *profile.Profile, idx int, sign float64, ix *stackIndex) error {
+func (m *model) collect(ctx context.Context, p *profile.Profile, sm sampler, sign float64, ix *stackIndex) error {
 	// Location IDs are small and dense in practice (Parse numbers them
 	// 1..n): a slice indexed by ID, a map for the others.
 	byID := make([]int32, len(p.Location)+1)
@@ -322,9 +407,10 @@ func (m *model) collect(ctx context.Context, p *profile.Profile, idx int, sign f
 		byID[i] = -1
 	}
 	other := map[*profile.Location]int32{}
-	typ := p.SampleType[idx].Type
-	u := NewUnrounded(p)
 	m.stacks = slices.Grow(m.stacks, len(p.Sample))
+	if m.sum != nil {
+		m.sum.objects = slices.Grow(m.sum.objects, len(p.Sample))
+	}
 	ix.next = slices.Grow(ix.next, len(p.Sample))
 	var slab, buf []int32
 	for si, s := range p.Sample {
@@ -333,11 +419,13 @@ func (m *model) collect(ctx context.Context, p *profile.Profile, idx int, sign f
 				return fmt.Errorf("heapprof: sample %d: %w", si, err)
 			}
 		}
-		if len(s.Value) <= idx {
+		v, v2, keep := sm.values(s)
+		if !keep {
 			continue
 		}
+		v, v2 = sign*v, sign*v2
 		buf = buf[:0]
-		h := uint64(14695981039346656037) // FNV-1a over the ids
+		h := hashStart
 		for _, loc := range s.Location {
 			var id int32
 			if loc.ID < uint64(len(byID)) && byID[loc.ID] >= 0 {
@@ -353,33 +441,29 @@ func (m *model) collect(ctx context.Context, p *profile.Profile, idx int, sign f
 				}
 			}
 			buf = append(buf, id)
-			h = (h ^ uint64(uint32(id))) * 1099511628211
+			h = hashID(h, id)
 		}
-		v := sign * sampleValue(u, s, idx, typ)
-		head, ok := ix.heads[h]
-		if !ok {
-			head = -1
-		}
-		found := false
-		for i := head; i >= 0; i = ix.next[i] {
-			if slices.Equal(m.stacks[i].locs, buf) {
-				m.stacks[i].v += v
-				found = true
-				break
+		found, head := ix.find(h, func(i int32) bool { return slices.Equal(m.stacks[i].locs, buf) })
+		if found >= 0 {
+			m.stacks[found].v += v
+			if m.sum != nil {
+				m.sum.objects[found] += v2
 			}
-		}
-		if found {
 			continue
 		}
 		if len(slab) < len(buf) {
-			slab = make([]int32, max(4096, len(buf)))
+			// Room for the remaining samples' stacks if they are as deep,
+			// up to 4096 ids at a time.
+			slab = make([]int32, max(len(buf), min(4096, (len(p.Sample)-si)*len(buf))))
 		}
 		locs := slab[:len(buf):len(buf)]
 		slab = slab[len(buf):]
 		copy(locs, buf)
-		ix.heads[h] = int32(len(m.stacks))
-		ix.next = append(ix.next, head)
+		ix.add(h, head)
 		m.stacks = append(m.stacks, stack{locs: locs, v: v})
+		if m.sum != nil {
+			m.sum.objects = append(m.sum.objects, v2)
+		}
 	}
 	return nil
 }
@@ -389,8 +473,11 @@ func (m *model) collect(ctx context.Context, p *profile.Profile, idx int, sign f
 func (m *model) location(loc *profile.Location) int32 {
 	k := locationKey(loc)
 	if id, ok := m.locIdx[k]; ok {
-		if m.frames[id] == nil {
+		if m.frames[id] == nil && len(loc.Line) > 0 {
 			m.frames[id] = m.jeprofFrames(loc)
+			if m.sum != nil {
+				m.sum.setLocation(m, id, loc)
+			}
 		}
 		return id
 	}
@@ -398,6 +485,9 @@ func (m *model) location(loc *profile.Location) int32 {
 	m.locIdx[k] = id
 	m.locKeys = append(m.locKeys, k)
 	m.frames = append(m.frames, m.jeprofFrames(loc))
+	if m.sum != nil {
+		m.sum.setLocation(m, id, loc)
+	}
 	return id
 }
 
@@ -438,31 +528,56 @@ func (m *model) jeprofFrames(loc *profile.Location) []frame {
 	}
 	out := make([]frame, 0, len(loc.Line))
 	for j := len(loc.Line) - 1; j >= 0; j-- {
-		full, file := "??", ""
+		full, file := m.fullName(loc.Line[j].Function), ""
 		if f := loc.Line[j].Function; f != nil {
-			switch {
-			case m.goNames && f.Name != "":
-				full = f.Name
-			case f.SystemName != "":
-				full = f.SystemName
-			case f.Name != "":
-				full = f.Name
-			}
 			file = f.Filename
 		}
-		short, ok := m.shorts[full]
-		if !ok {
-			// Names repeat across PCs. (Under NamesGo, every function's
-			// name is there already but a missing one: "??".)
-			short = funcname.Short(full)
-			if m.goNames {
-				short = funcname.Pprof(full)
-			}
-			m.shorts[full] = short
-		}
-		out = append(out, frame{short: short, full: full, file: file, line: loc.Line[j].Line})
+		out = append(out, frame{short: m.shortName(full), full: full, file: file, line: loc.Line[j].Line})
 	}
 	return out
+}
+
+// fullName is the name a function goes by in the model: Name under
+// NamesGo, else jeprof's full name (SystemName, or Name when it is empty);
+// "??" for none.
+func (m *model) fullName(f *profile.Function) string {
+	switch {
+	case f == nil:
+		return "??"
+	case m.goNames && f.Name != "":
+		return f.Name
+	case f.SystemName != "":
+		return f.SystemName
+	case f.Name != "":
+		return f.Name
+	}
+	return "??"
+}
+
+// isAllocator tells whether loc's containing function is an allocator
+// entry point by the short name the model gives it: where the renderers,
+// Summarize and WriteProto cut a heap stack.
+func (m *model) isAllocator(loc *profile.Location) bool {
+	if len(loc.Line) == 0 {
+		return false
+	}
+	return IsAllocatorFrame(m.shortName(m.fullName(loc.Line[len(loc.Line)-1].Function)))
+}
+
+// shortName is a full name's short name: GoNodeNames' under NamesGo,
+// funcname.Short's otherwise.
+func (m *model) shortName(full string) string {
+	short, ok := m.shorts[full]
+	if !ok {
+		// Names repeat across PCs. (Under NamesGo, every function's name
+		// is there already but a missing one: "??".)
+		short = funcname.Short(full)
+		if m.goNames {
+			short = funcname.Pprof(full)
+		}
+		m.shorts[full] = short
+	}
+	return short
 }
 
 var (

@@ -7,8 +7,6 @@ import (
 	"slices"
 
 	"github.com/google/pprof/profile"
-
-	"github.com/heapproxy/heapproxy/heapprof/funcname"
 )
 
 // WriteProto writes p as a gzipped pprof protobuf that `go tool pprof`
@@ -69,38 +67,10 @@ func WriteProtoContext(ctx context.Context, w io.Writer, p *profile.Profile) err
 // functions and mappings (pprof's encoder writes into all of them), and
 // shares their strings, labels and sample values with p.
 func withoutAllocatorFrames(p *profile.Profile) *profile.Profile {
-	goNodes := goNames(p, NamesAuto)
-	var goShort map[string]string
-	if goNodes {
-		goShort = GoNodeNames(p)
-	}
+	m := newModel(p, NamesAuto, nil)
 	skip := make(map[*profile.Location]bool, len(p.Location))
 	for _, loc := range p.Location {
-		if len(loc.Line) == 0 {
-			continue
-		}
-		f := loc.Line[len(loc.Line)-1].Function
-		full := "??"
-		if f != nil {
-			switch {
-			case goNodes && f.Name != "":
-				full = f.Name
-			case f.SystemName != "":
-				full = f.SystemName
-			case f.Name != "":
-				full = f.Name
-			}
-		}
-		var short string
-		if goNodes {
-			var ok bool
-			if short, ok = goShort[full]; !ok {
-				short = funcname.Pprof(full)
-			}
-		} else {
-			short = funcname.Short(full)
-		}
-		if IsAllocatorFrame(short) {
+		if m.isAllocator(loc) {
 			skip[loc] = true
 		}
 	}

@@ -2,8 +2,12 @@ package snapshot
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
+
+	"github.com/heapproxy/heapproxy/heapprof"
+	"github.com/heapproxy/heapproxy/heapprof/symbolize"
 )
 
 // benchSave measures Save of the leak profile's snapshot with 2 MiB raw.
@@ -37,4 +41,27 @@ func BenchmarkSaveMySQL(b *testing.B) {
 	}
 	defer m.Close()
 	benchSave(b, m)
+}
+
+// BenchmarkSummarize measures the rows of the largest leak profile (three
+// rounds of the leak, 1 KiB sampling); bench/snapshot/snapcost measures a
+// large generated C++ program's.
+func BenchmarkSummarize(b *testing.B) {
+	bin, heaps := leakProg(b)
+	raw, err := os.ReadFile(heaps[2])
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := heapprof.Parse(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := (&symbolize.Local{Binary: bin}).Symbolize(context.Background(), p); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		Summarize(p)
+	}
 }

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -323,6 +324,10 @@ func TestSummarizeEdgeCases(t *testing.T) {
 	locM := &profile.Location{ID: 3, Line: []profile.Line{{Function: fnMalloc}}}
 	locInl := &profile.Location{ID: 4, Line: []profile.Line{{Function: fnB}, {Function: fnA}}}
 	locRaw := &profile.Location{ID: 5, Address: 0x1234}
+	fnXY, fnX, fnY := &profile.Function{ID: 4, Name: "x;y"}, &profile.Function{ID: 5, Name: "x"}, &profile.Function{ID: 6, Name: "y"}
+	locXY := &profile.Location{ID: 6, Line: []profile.Line{{Function: fnXY}}}
+	locX := &profile.Location{ID: 7, Line: []profile.Line{{Function: fnX}}}
+	locY := &profile.Location{ID: 8, Line: []profile.Line{{Function: fnY}}}
 	heap := []*profile.ValueType{{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"}}
 	for _, c := range []struct {
 		name    string
@@ -330,6 +335,7 @@ func TestSummarizeEdgeCases(t *testing.T) {
 		samples []*profile.Sample
 		want    []Function
 		stacks  []string
+		depths  []int // when set
 	}{
 		{
 			name:  "recursion counts once in cum",
@@ -367,21 +373,50 @@ func TestSummarizeEdgeCases(t *testing.T) {
 			want:   []Function{{Name: "b", ShortName: "b", FlatBytes: 50, FlatObjects: 2, CumBytes: 50, CumObjects: 2, FlatPercent: 100, CumPercent: 100}},
 			stacks: []string{"b"},
 		},
+		{
+			// Folded "x;y" is both the one-frame stack of a function named
+			// "x;y" and y called by x: one row, the first one's depth.
+			name:  "a name with ';' folds like two frames",
+			types: heap,
+			samples: []*profile.Sample{
+				{Location: []*profile.Location{locXY}, Value: []int64{1, 10}},
+				{Location: []*profile.Location{locY, locX}, Value: []int64{2, 20}},
+			},
+			want: []Function{
+				{Name: "y", ShortName: "y", FlatBytes: 20, FlatObjects: 2, CumBytes: 20, CumObjects: 2, FlatPercent: 100 * 20.0 / 30, CumPercent: 100 * 20.0 / 30},
+				{Name: "x;y", ShortName: "x;y", FlatBytes: 10, FlatObjects: 1, CumBytes: 10, CumObjects: 1, FlatPercent: 100 * 10.0 / 30, CumPercent: 100 * 10.0 / 30},
+				{Name: "x", ShortName: "x", CumBytes: 20, CumObjects: 2, CumPercent: 100 * 20.0 / 30},
+			},
+			stacks: []string{"x;y"},
+			depths: []int{1},
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := &profile.Profile{SampleType: c.types, Sample: c.samples,
-				Location: []*profile.Location{locA, locB, locM, locInl, locRaw},
-				Function: []*profile.Function{fnA, fnB, fnMalloc}}
+				Location: []*profile.Location{locA, locB, locM, locInl, locRaw, locXY, locX, locY},
+				Function: []*profile.Function{fnA, fnB, fnMalloc, fnXY, fnX, fnY}}
 			_, funcs, stacks := Summarize(p)
 			if fmt.Sprint(funcs) != fmt.Sprint(c.want) {
 				t.Errorf("functions\n got %v\nwant %v", funcs, c.want)
 			}
 			var got []string
+			var depths []int
 			for _, s := range stacks {
 				got = append(got, s.Frames)
+				depths = append(depths, s.Depth)
 			}
 			if !slices.Equal(got, c.stacks) {
 				t.Errorf("stacks %q, want %q", got, c.stacks)
+			}
+			if c.depths != nil && !slices.Equal(depths, c.depths) {
+				t.Errorf("depths %v, want %v", depths, c.depths)
+			}
+			var sum int64
+			for _, s := range stacks {
+				sum += s.Bytes
+			}
+			if tot, _, _ := Summarize(p); sum != tot.Bytes {
+				t.Errorf("stacks sum to %d bytes, total %d", sum, tot.Bytes)
 			}
 		})
 	}
@@ -434,5 +469,17 @@ func TestSummarizeGoNames(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStackIDHash: stack ids are hash/fnv's 64-bit FNV-1a of the frames,
+// so ids stored by earlier releases still join.
+func TestStackIDHash(t *testing.T) {
+	for _, frames := range []string{"", "main", "a;b;c", "std::vector<int>::push_back;operator new", strings.Repeat("x;", 1000)} {
+		h := fnv.New64a()
+		h.Write([]byte(frames))
+		if got, want := fnv64a(frames), h.Sum64(); got != want {
+			t.Errorf("fnv64a(%q) = %x, hash/fnv %x", frames, got, want)
+		}
 	}
 }
