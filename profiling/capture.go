@@ -5,13 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/pprof/profile"
 	"go.uber.org/zap"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/heapproxy/heapproxy/backends"
 	"github.com/heapproxy/heapproxy/heapprof"
@@ -27,6 +26,18 @@ type captured struct {
 	// that saves in the caller); saveErr is then the outcome.
 	saved   chan struct{}
 	saveErr error
+	// refs counts who still reads it: each caller until it has rendered
+	// its answer, the store until the snapshot is saved. The last one
+	// gives its place among the held dumps back (release; see held.go).
+	refs    atomic.Int32
+	release func()
+}
+
+// unref is called by each holder of a reference once done with c.
+func (c *captured) unref() {
+	if c.refs.Add(-1) == 0 {
+		c.release()
+	}
 }
 
 // waitSaved waits, within ctx, until the capture's snapshot is stored:
@@ -46,53 +57,119 @@ func (c *captured) waitSaved(ctx context.Context) error {
 	return nil
 }
 
+// flight is a capture in progress, shared by the callers that ask for its
+// node meanwhile. Its fields are guarded by Service.mu until done is
+// closed.
+type flight struct {
+	done    chan struct{}
+	ended   bool
+	c       *captured
+	err     error
+	callers int // waiting on it: each gets a reference on c when it ends
+}
+
 // capture dumps a node, symbolizes the profile and stores both: in the
 // background when the store can (backgroundStore), so the caller renders
-// and answers without waiting for the write. Callers
-// that ask for the same node while a capture runs share it (one fetch, one
-// parse, one snapshot), each waiting within its own ctx. The shared work
-// has the first caller's deadline but goes on if that caller is killed or
-// leaves, for the others; Close stops it.
+// and answers without waiting for the write. Callers that ask for the
+// same node while a capture runs share it (one fetch, one parse, one
+// snapshot), each waiting within its own ctx. The shared work has the
+// first caller's deadline but goes on if that caller is killed or leaves,
+// for the others; Close stops it. The caller calls unref on the result
+// once done with it.
 func (s *Service) capture(ctx context.Context, node backends.Node) (*captured, error) {
-	ch := s.captures.DoChan(strconv.FormatInt(node.ID, 10), func() (any, error) {
-		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		defer cancel()
-		if d, ok := ctx.Deadline(); ok {
-			var cancelDeadline context.CancelFunc
-			cctx, cancelDeadline = context.WithDeadline(cctx, d)
-			defer cancelDeadline()
-		} else if s.opt.Timeout > 0 {
-			var cancelTimeout context.CancelFunc
-			cctx, cancelTimeout = context.WithTimeout(cctx, s.opt.Timeout)
-			defer cancelTimeout()
-		}
-		stop := context.AfterFunc(s.ctx, cancel)
-		defer stop()
-		return s.captureOnce(cctx, node)
-	})
-	var r singleflight.Result
+	s.mu.Lock()
+	f := s.flights[node.ID]
+	if f == nil {
+		f = &flight{done: make(chan struct{})}
+		s.flights[node.ID] = f
+		go s.fly(ctx, node, f)
+	}
+	f.callers++
+	s.mu.Unlock()
 	select {
-	case r = <-ch:
+	case <-f.done:
 	case <-ctx.Done():
-		if !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("dump of node %d: %w", node.ID, context.Cause(ctx))
+		done := false
+		if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+			// The shared work ends at the same deadline with an error
+			// that says what it was waiting for.
+			select {
+			case <-f.done:
+				done = true
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
-		// The shared work ends at the same deadline with an error that
-		// says what it was waiting for.
-		select {
-		case r = <-ch:
-		case <-time.After(100 * time.Millisecond):
+		if !done {
+			s.leave(f)
 			return nil, fmt.Errorf("dump of node %d: %w", node.ID, context.Cause(ctx))
 		}
 	}
-	if r.Err != nil {
-		return nil, r.Err
+	if f.err != nil {
+		return nil, f.err
 	}
-	return r.Val.(*captured), nil
+	return f.c, nil
+}
+
+// leave gives up a caller's share of f.
+func (s *Service) leave(f *flight) {
+	s.mu.Lock()
+	ended := f.ended
+	if !ended {
+		f.callers--
+	}
+	s.mu.Unlock()
+	if ended && f.c != nil {
+		f.c.unref() // the reference it was given as f ended
+	}
+}
+
+// fly runs a flight's capture and hands its result to the callers.
+func (s *Service) fly(ctx context.Context, node backends.Node, f *flight) {
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	if d, ok := ctx.Deadline(); ok {
+		var cancelDeadline context.CancelFunc
+		cctx, cancelDeadline = context.WithDeadline(cctx, d)
+		defer cancelDeadline()
+	} else if s.opt.Timeout > 0 {
+		var cancelTimeout context.CancelFunc
+		cctx, cancelTimeout = context.WithTimeout(cctx, s.opt.Timeout)
+		defer cancelTimeout()
+	}
+	stop := context.AfterFunc(s.ctx, cancel)
+	defer stop()
+	c, err := s.captureOnce(cctx, node)
+	if err != nil {
+		c = nil // a panic's partial result
+	}
+	s.mu.Lock()
+	delete(s.flights, node.ID)
+	f.ended, f.c, f.err = true, c, err
+	if c != nil {
+		c.refs.Add(int32(f.callers))
+	}
+	close(f.done)
+	s.mu.Unlock()
+	if c != nil {
+		c.unref() // the flight's own
+	}
 }
 
 func (s *Service) captureOnce(ctx context.Context, node backends.Node) (c *captured, err error) {
 	defer s.RecoverAsError(node, &err)
+	// The bound (held.go): at most MaxHeldDumps dumps in memory at once.
+	// The place is taken before the fetch (the dump is in memory from its
+	// first byte on) and given back by the last reference (unref).
+	release, err := s.held.acquire(ctx, fmt.Sprintf("dump of node %d", node.ID))
+	if err != nil {
+		return nil, err
+	}
+	kept := false
+	defer func() {
+		if !kept { // an error or a panic: nobody holds the dump
+			release()
+		}
+	}()
 	start := time.Now()
 	d, err := s.opt.Registry.Dump(ctx, node)
 	s.metrics.Dump(string(node.Kind), time.Since(start), err)
@@ -108,7 +185,8 @@ func (s *Service) captureOnce(ctx context.Context, node backends.Node) (c *captu
 		Format:   d.Format.String(),
 		Raw:      d.Data,
 	}
-	c = &captured{snap: snap, saved: make(chan struct{})}
+	c = &captured{snap: snap, saved: make(chan struct{}), release: release}
+	c.refs.Store(2) // the flight's, until its callers have theirs; the store's, until saved
 	if d.Format != backends.FormatDOT {
 		if c.prof, err = s.symbolized(ctx, node, d.Data); err != nil {
 			return nil, err
@@ -121,9 +199,11 @@ func (s *Service) captureOnce(ctx context.Context, node backends.Node) (c *captu
 			s.savedSnapshot(node, snap.ID, err)
 			c.saveErr = err
 			close(c.saved)
+			c.unref()
 		}); err != nil {
 			return nil, fmt.Errorf("save snapshot of node %d: %w", node.ID, err)
 		}
+		kept = true
 		return c, nil
 	}
 	defer close(c.saved)
@@ -138,6 +218,8 @@ func (s *Service) captureOnce(ctx context.Context, node backends.Node) (c *captu
 		}
 		s.log.Warn("snapshot retention", zap.Error(err))
 	}
+	kept = true
+	c.unref() // saved
 	return c, nil
 }
 
@@ -193,23 +275,40 @@ func (s *Service) savedSnapshot(node backends.Node, id string, err error) {
 	}
 }
 
-// stored loads a snapshot by name with its symbolized profile.
-func (s *Service) stored(ctx context.Context, id string) (*captured, error) {
+// stored loads a snapshot by name with its symbolized profile, once check
+// accepts it (before the profile is parsed). The caller calls unref on
+// the result once done with it.
+func (s *Service) stored(ctx context.Context, id string, check func(*snapshot.Snapshot) error) (*captured, error) {
+	release, err := s.loads.acquire(ctx, "snapshot "+id)
+	if err != nil {
+		return nil, err
+	}
+	kept := false
+	defer func() {
+		if !kept {
+			release()
+		}
+	}()
 	snap, err := s.opt.Store.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	c := &captured{snap: snap}
+	if err := check(snap); err != nil {
+		return nil, err
+	}
+	c := &captured{snap: snap, release: release}
+	c.refs.Store(1)
 	if len(snap.Profile) > 0 {
-		release, err := s.dumpSlot(ctx, backends.Node{ID: snap.NodeID})
+		slot, err := s.dumpSlot(ctx, backends.Node{ID: snap.NodeID})
 		if err != nil {
 			return nil, err
 		}
-		defer release()
+		defer slot()
 		if c.prof, err = heapprof.ParseLimit(ctx, snap.Profile, s.opt.MaxDumpBytes); err != nil {
 			return nil, fmt.Errorf("snapshot %s: %w", id, err)
 		}
 	}
+	kept = true
 	return c, nil
 }
 
@@ -259,9 +358,9 @@ func emptyDiffDOT(program, base string) string {
 
 // dumpSlot waits, within ctx, until fewer than Options.MaxDumps dumps are
 // worked on, so that a statement over a whole cluster (or many sessions
-// at once) does not hold every node's profile in memory together nor take
-// every core. Only CPU work holds a slot: waiting on a node does not, so
-// slow or dead nodes cannot starve healthy ones. release frees the slot.
+// at once) does not take every core. Only CPU work holds a slot: waiting
+// on a node does not. Memory is bounded by the held dumps (held.go).
+// release frees the slot.
 func (s *Service) dumpSlot(ctx context.Context, node backends.Node) (release func(), err error) {
 	select {
 	case s.dumps <- struct{}{}:

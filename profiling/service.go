@@ -14,10 +14,10 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/heapproxy/heapproxy/backends"
 	"github.com/heapproxy/heapproxy/heapprof/snapshot"
@@ -66,6 +66,11 @@ type Options struct {
 	// MaxDumps bounds the dumps worked on at once (CPU work only); 0 means
 	// one per CPU.
 	MaxDumps int
+	// MaxHeldDumps bounds the dumps in memory at once, from the start of
+	// their fetch until their answers are rendered and their snapshots
+	// stored (see held.go); 0 means two per dump slot (2 x MaxDumps):
+	// each slot's dump and the next one, fetched meanwhile.
+	MaxHeldDumps int
 	// Timeout bounds a capture shared by several callers and a scheduled
 	// one.
 	Timeout time.Duration
@@ -76,11 +81,16 @@ type Options struct {
 
 // Service is the HeapProf service.
 type Service struct {
-	opt      Options
-	log      *zap.Logger
-	metrics  Metrics
-	dumps    chan struct{} // one token per dump worked on (Options.MaxDumps)
-	captures singleflight.Group
+	opt     Options
+	log     *zap.Logger
+	metrics Metrics
+	dumps   chan struct{} // one token per dump worked on (Options.MaxDumps)
+	// held and loads bound the profiles in memory (see held.go).
+	held, loads *permits
+	// flights are the captures in progress, by node id, shared by the
+	// callers that ask for the node meanwhile.
+	mu       sync.Mutex
+	flights  map[int64]*flight
 	schedule *scheduler
 	// debuginfod fetches debug files from Options.SymbolServers; nil
 	// without servers.
@@ -102,6 +112,9 @@ func New(opt Options) (*Service, error) {
 	if opt.MaxDumps < 0 {
 		return nil, fmt.Errorf("max_dumps is %d: it must be 0 (one per CPU) or more", opt.MaxDumps)
 	}
+	if opt.MaxHeldDumps < 0 {
+		return nil, fmt.Errorf("max held dumps is %d: it must be 0 (two per dump slot) or more", opt.MaxHeldDumps)
+	}
 	if opt.Log == nil {
 		opt.Log = zap.NewNop()
 	}
@@ -121,6 +134,13 @@ func New(opt Options) (*Service, error) {
 		n = runtime.NumCPU()
 	}
 	s.dumps = make(chan struct{}, n)
+	held, what := opt.MaxHeldDumps, "dumps held in memory"
+	if held == 0 {
+		held, what = 2*n, what+" (2 x max_dumps)"
+	}
+	s.held = newPermits(held, what, s.log, s.metrics)
+	s.loads = newPermits(n, "stored profiles loaded at once (max_dumps)", s.log, s.metrics)
+	s.flights = map[int64]*flight{}
 	s.schedule = newScheduler(opt.Log, opt.Timeout)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
@@ -218,6 +238,7 @@ func (s *Service) Snapshot(ctx context.Context, node backends.Node) (Answer, err
 	if err != nil {
 		return Answer{}, err
 	}
+	defer c.unref()
 	if err := c.waitSaved(ctx); err != nil {
 		return Answer{}, err
 	}
@@ -230,6 +251,7 @@ func (s *Service) DumpDOT(ctx context.Context, node backends.Node) (Answer, erro
 	if err != nil {
 		return Answer{}, err
 	}
+	defer c.unref() // the profile is let go once rendered
 	dot, err := s.renderDOT(ctx, node, c, nil, "")
 	if err != nil {
 		return Answer{}, err
@@ -240,16 +262,19 @@ func (s *Service) DumpDOT(ctx context.Context, node backends.Node) (Answer, erro
 // StoredDOT renders a stored snapshot of node, with the warnings recorded
 // when it was taken.
 func (s *Service) StoredDOT(ctx context.Context, node backends.Node, name string) (Answer, error) {
-	c, err := s.stored(ctx, name)
+	c, err := s.stored(ctx, name, func(snap *snapshot.Snapshot) error {
+		if snap.NodeID != node.ID {
+			// Rendered under this node's name, another node's graph would
+			// be taken for this one's.
+			return fmt.Errorf("snapshot %s is of node %d, not of node %d: run ADMIN EXECUTE ON %d to render it",
+				snap.ID, snap.NodeID, node.ID, snap.NodeID)
+		}
+		return nil
+	})
 	if err != nil {
 		return Answer{}, err
 	}
-	if c.snap.NodeID != node.ID {
-		// Rendered under this node's name, another node's graph would be
-		// taken for this one's.
-		return Answer{}, fmt.Errorf("snapshot %s is of node %d, not of node %d: run ADMIN EXECUTE ON %d to render it",
-			c.snap.ID, c.snap.NodeID, node.ID, c.snap.NodeID)
-	}
+	defer c.unref()
 	dot, err := s.renderDOT(ctx, node, c, nil, "")
 	if err != nil {
 		return Answer{}, err
@@ -260,21 +285,28 @@ func (s *Service) StoredDOT(ctx context.Context, node backends.Node, name string
 // DiffDOT dumps a node now and renders its growth since a stored snapshot,
 // with the warnings of both profiles (the base's first).
 func (s *Service) DiffDOT(ctx context.Context, node backends.Node, base string) (Answer, error) {
-	b, err := s.stored(ctx, base)
+	// The base is loaded first (a wrong name dumps nothing), and with a
+	// place of its own (loads): waiting for the capture's place while
+	// holding one of the same kind could wait forever.
+	b, err := s.stored(ctx, base, func(snap *snapshot.Snapshot) error {
+		if snap.NodeID != node.ID {
+			return fmt.Errorf("snapshot %s is of node %d, not of node %d: a diff compares two snapshots of one node",
+				snap.ID, snap.NodeID, node.ID)
+		}
+		if len(snap.Profile) == 0 {
+			return fmt.Errorf("snapshot %s holds a graph rendered on the node, not a profile: it cannot be a diff base", snap.ID)
+		}
+		return nil
+	})
 	if err != nil {
 		return Answer{}, err
 	}
-	if b.snap.NodeID != node.ID {
-		return Answer{}, fmt.Errorf("snapshot %s is of node %d, not of node %d: a diff compares two snapshots of one node",
-			b.snap.ID, b.snap.NodeID, node.ID)
-	}
-	if b.prof == nil {
-		return Answer{}, fmt.Errorf("snapshot %s holds a graph rendered on the node, not a profile: it cannot be a diff base", b.snap.ID)
-	}
+	defer b.unref()
 	c, err := s.capture(ctx, node)
 	if err != nil {
 		return Answer{}, err
 	}
+	defer c.unref()
 	dot, err := s.renderDOT(ctx, node, c, b.prof, b.snap.ID)
 	if err != nil {
 		return Answer{}, err
@@ -316,8 +348,12 @@ func (s *Service) Schedule(id int64, every time.Duration) error {
 			return err
 		}
 		defer s.RecoverAsError(node, &err)
-		_, err = s.capture(ctx, node)
-		return err
+		c, err := s.capture(ctx, node)
+		if err != nil {
+			return err
+		}
+		c.unref()
+		return nil
 	})
 	return nil
 }

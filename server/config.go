@@ -50,6 +50,12 @@ type Config struct {
 	// A dump of a large server holds tens of MB and a core. 0 means one
 	// per CPU.
 	MaxDumps int `yaml:"max_dumps"`
+	// MaxHeldDumps bounds the dumps in memory at once, fetched or being
+	// fetched and not yet rendered and stored (profiling/held.go): memory
+	// stays within (max_held_dumps + max_dumps) dumps however many nodes
+	// a fan-out reaches. A place is taken before the fetch, so more places
+	// hide slow nodes at one dump's memory each. 0 means 2 x max_dumps.
+	MaxHeldDumps int `yaml:"max_held_dumps"`
 	// Schedules are periodic snapshots started with the server, as if
 	// schedule_snapshots had been run (which lasts only until a restart).
 	Schedules []Schedule `yaml:"schedules"`
@@ -311,6 +317,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxDumps < 0 {
 		return fmt.Errorf("max_dumps is %d: it must be 0 (one per CPU) or more", c.MaxDumps)
+	}
+	if c.MaxHeldDumps < 0 {
+		return fmt.Errorf("max_held_dumps is %d: it must be 0 (2 x max_dumps) or more", c.MaxHeldDumps)
 	}
 	return nil
 }

@@ -91,7 +91,7 @@ func New(cfg Config, log *zap.Logger, deps Deps) (*Server, error) {
 	}
 	srv.prof, err = profiling.New(profiling.Options{Registry: deps.Registry, Store: deps.Snapshots, Metrics: deps.Metrics,
 		Log: log, Symbols: deps.Symbols, SymbolPath: deps.SymbolPath, IsCompute: deps.IsCompute,
-		MaxDumps: cfg.MaxDumps, Timeout: cfg.Timeouts.Admin, MaxDumpBytes: deps.MaxDumpBytes,
+		MaxDumps: cfg.MaxDumps, MaxHeldDumps: cfg.MaxHeldDumps, Timeout: cfg.Timeouts.Admin, MaxDumpBytes: deps.MaxDumpBytes,
 		SymbolServers: deps.SymbolServers, SymbolCacheDir: deps.SymbolCacheDir,
 		SymbolCacheMaxBytes: deps.SymbolCacheMaxBytes, SymbolServerTimeout: deps.SymbolServerTimeout})
 	if err != nil {

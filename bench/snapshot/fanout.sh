@@ -6,14 +6,18 @@
 # one warm dump_dot_snapshot on one node (wall, heapproxy CPU), the fan-out
 # (wall, heapproxy CPU, peak RSS = VmHWM), the time until all NODES
 # snapshots are stored (list_snapshots of the last node, then a restart
-# finds them), and the target: NODES / CPUs x one dump's CPU.
+# finds them), and the target: NODES / CPUs x one dump's CPU. "CPU wait"
+# is how long heapproxy's threads were runnable but had no CPU during the
+# fan-out (schedstat run delay, summed over threads): on a shared machine,
+# wall time lost to other processes, not to heapproxy's own waits.
 #
 #   BENCH_DIR=DIR NODES=100 bash bench/snapshot/fanout.sh [SRC...]
 #
 # SRC are heapproxy source trees to compare (default: this one), e.g. a
 # copy of an earlier version. BENCH_DIR holds big and big.heap (gen.sh);
 # PROF overrides the profile (e.g. $BENCH_DIR/sparse.heap); MAX_DUMPS sets
-# max_dumps (default 0: one per CPU).
+# max_dumps (default 0: one per CPU); NODE_DELAY makes each node wait that
+# long before answering a dump (e.g. 300ms, a BE's prof.dump; default 0).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,7 +38,7 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -r
 trap cleanup EXIT
 
 (cd "$repo" && go build -o "$tmp/nodes" ./bench/snapshot/nodes)
-"$tmp/nodes" -n "$nodes" -base "$base" "$prof" >"$tmp/nodes.out" &
+"$tmp/nodes" -n "$nodes" -base "$base" -delay "${NODE_DELAY:-0s}" "$prof" >"$tmp/nodes.out" &
 pids+=($!)
 
 {
@@ -48,16 +52,17 @@ pids+=($!)
 } >"$tmp/config.yaml"
 
 cputicks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+rundelay() { cat "/proc/$1"/task/*/schedstat 2>/dev/null | awk '{ s += $2 } END { printf "%.3f\n", s / 1e9 }'; }
 hwm() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
 sql() { mariadb -h127.0.0.1 -P"$port" -uroot -N -r -e "$1"; }
 now() { date +%s.%N; }
 tck=$(getconf CLK_TCK)
 
 echo "Fan-out benchmark, $(date -u +%FT%TZ), $(nproc) CPU(s), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "$nodes nodes serving $(basename "$prof") ($(stat -c %s "$prof") bytes, $(grep -c '^@' "$prof") stacks) of $(basename "$bin")"
+echo "$nodes nodes serving $(basename "$prof") ($(stat -c %s "$prof") bytes, $(grep -c '^@' "$prof") stacks) of $(basename "$bin"), each answer after ${NODE_DELAY:-0s}"
 echo
-echo "| build | one dump: wall | one dump + its save: CPU | fan-out: wall | fan-out: CPU | CPU per node | peak RSS | all stored after | target (nodes/CPUs x one dump CPU) |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| build | one dump: wall | one dump + its save: CPU | fan-out: wall | fan-out: CPU | fan-out: CPU wait | CPU per node | peak RSS | all stored after | target (nodes/CPUs x one dump CPU) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 n=0
 for src in "${srcs[@]}"; do
   n=$((n + 1))
@@ -73,9 +78,9 @@ for src in "${srcs[@]}"; do
   sql "ADMIN EXECUTE ON 10002 'System.print(HeapProf.getInstance().dump_dot_snapshot())'" >"$tmp/one.dot"
   t1=$(now); c1=$(cputicks $hp)
   sleep 2 # the background save of that dump, outside the next figures
-  c2=$(cputicks $hp); t2=$(now)
+  c2=$(cputicks $hp); d2=$(rundelay $hp); t2=$(now)
   sql "ADMIN EXECUTE ON ALL BACKENDS 'System.print(HeapProf.getInstance().dump_dot_snapshot())'" >"$tmp/all.out"
-  t3=$(now); c3=$(cputicks $hp)
+  t3=$(now); c3=$(cputicks $hp); d3=$(rundelay $hp)
   # Stored: list_snapshots counts on disk (the Dir's snapshots/ entries).
   while [ "$(ls "$data/snapshots" | wc -l)" -lt $((nodes + 2)) ]; do sleep 0.05; done
   t4=$(now); c4=$(cputicks $hp)
@@ -83,10 +88,10 @@ for src in "${srcs[@]}"; do
   ok=$(grep -c 'digraph' "$tmp/all.out" || true)
   kill $hp; wait $hp 2>/dev/null || true
   awk -v b="$(basename "$src")" -v n="$nodes" -v cpus="$(nproc)" -v tck="$tck" \
-      -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v t2="$t2" -v t3="$t3" -v t4="$t4" -v c2="$c2" -v c3="$c3" -v c4="$c4" -v peak="$peak" 'BEGIN {
+      -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v t2="$t2" -v t3="$t3" -v t4="$t4" -v c2="$c2" -v c3="$c3" -v c4="$c4" -v d2="$d2" -v d3="$d3" -v peak="$peak" 'BEGIN {
     one = (c2 - c0) / tck # the dump and its save
-    printf "| %s | %.2f s | %.2f s | %.1f s | %.1f s (+%.1f s saving after) | %.2f s | %.0f MB | %.1f s | %.1f s |\n",
-      b, t1 - t0, one, t3 - t2, (c3 - c2) / tck, (c4 - c3) / tck, (c4 - c2) / tck / n, peak / 1024, t4 - t2, n / cpus * one
+    printf "| %s | %.2f s | %.2f s | %.1f s | %.1f s (+%.1f s saving after) | %.1f s | %.2f s | %.0f MB | %.1f s | %.1f s |\n",
+      b, t1 - t0, one, t3 - t2, (c3 - c2) / tck, (c4 - c3) / tck, d3 - d2, (c4 - c2) / tck / n, peak / 1024, t4 - t2, n / cpus * one
   }'
   [ "$ok" -ge "$nodes" ] || { echo "fanout.sh: only $ok of $nodes answers are graphs:" >&2; head -c 600 "$tmp/all.out" >&2; exit 1; }
 done

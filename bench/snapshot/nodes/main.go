@@ -1,9 +1,11 @@
 // Command nodes serves one real jemalloc heap dump as N StarRocks BEs on
 // loopback: GET /pprof/heap on ports BASE..BASE+N-1 answers the file's
-// bytes (read once); every other path answers 404, which heapproxy's
-// liveness check takes as alive. For fan-out benchmarks (fanout.sh).
+// bytes (read once), after -delay (a BE's prof.dump takes a while: the
+// time heapproxy's lookahead fetches hide); every other path answers 404,
+// which heapproxy's liveness check takes as alive. For fan-out benchmarks
+// (fanout.sh; NODE_DELAY sets -delay there).
 //
-//	nodes -n 100 -base 18040 PROF
+//	nodes -n 100 -base 18040 [-delay 200ms] PROF
 package main
 
 import (
@@ -13,14 +15,16 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"time"
 )
 
 func main() {
 	n := flag.Int("n", 100, "nodes")
 	base := flag.Int("base", 18040, "first port")
+	delay := flag.Duration("delay", 0, "wait before each answer")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: nodes [-n N] [-base PORT] PROF")
+		fmt.Fprintln(os.Stderr, "usage: nodes [-n N] [-base PORT] [-delay D] PROF")
 		os.Exit(2)
 	}
 	dump, err := os.ReadFile(flag.Arg(0))
@@ -30,6 +34,7 @@ func main() {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /pprof/heap", func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(*delay)
 		w.Header().Set("Content-Length", strconv.Itoa(len(dump)))
 		_, _ = w.Write(dump)
 	})
