@@ -58,6 +58,10 @@ func (s *session) loginLocal() error {
 		return err
 	}
 	s.account = Account{User: r.User, Known: true}
+	// The connection's character sets are the collation the client named
+	// (charset.go).
+	s.charsets = handshakeCharsets(uint16(r.Charset))
+	s.loginCharsets = s.charsets
 	if s.db != "" {
 		if e := s.localUseDB(s.db); e != nil {
 			s.sendError(e)

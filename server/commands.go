@@ -302,6 +302,9 @@ func (s *session) changeUserLocal(cu *mysqlwire.ChangeUser) error {
 	if s.up == nil {
 		s.closeLocalStmts()
 		s.sql, s.vars = nil, nil
+		// The character set the packet names, as MariaDB applies it.
+		s.charsets = handshakeCharsets(cu.Charset)
+		s.loginCharsets = s.charsets
 		s.status = mysql.SERVER_STATUS_AUTOCOMMIT
 		s.setUser(cu.User)
 		s.db = ""

@@ -25,6 +25,17 @@ func (s *session) intercept(query []byte) (bool, error) {
 			return true, s.answerEach(stmts)
 		}
 	}
+	return s.interceptOne(query)
+}
+
+// interceptOne is intercept of one statement. On the embedded default it
+// is read in the client's character set of the moment (charset.go): a SET
+// NAMES changes how the next statement of a multi-statement query is read,
+// as in MySQL.
+func (s *session) interceptOne(query []byte) (bool, error) {
+	if s.up == nil {
+		query = s.charsets.decode(query)
+	}
 	stmt, forward, err := s.route(query)
 	switch {
 	case forward:
@@ -58,7 +69,7 @@ func (s *session) answerEach(stmts []string) error {
 			s.status &^= mysql.SERVER_MORE_RESULTS_EXISTS
 		}
 		s.errSent = false
-		if _, err := s.intercept([]byte(q)); err != nil || s.errSent {
+		if _, err := s.interceptOne([]byte(q)); err != nil || s.errSent {
 			return err
 		}
 	}
@@ -98,8 +109,10 @@ func (s *session) answerEmbedded(cmd command) error {
 	case mysql.COM_PING, mysql.COM_RESET_CONNECTION:
 		if cmd.code() == mysql.COM_RESET_CONNECTION {
 			// Variables (user and system) start over in a new engine
-			// session; the current database stays, as on MySQL.
+			// session; the current database stays, as on MySQL, and the
+			// character sets are the login's again (MariaDB's).
 			s.vars = nil
+			s.charsets = s.loginCharsets
 			s.closeLocalStmts()
 			if s.sql != nil {
 				s.sql = nil
@@ -125,7 +138,7 @@ func (s *session) answerEmbedded(cmd command) error {
 		}
 		return s.client.Flush()
 	case mysql.COM_INIT_DB:
-		if e := s.localUseDB(string(cmd.data[1:])); e != nil {
+		if e := s.localUseDB(string(s.charsets.decode(cmd.data[1:]))); e != nil {
 			return s.sendError(e)
 		}
 		return s.sendOK()
@@ -250,6 +263,15 @@ func (s *session) answerLocal(stmt *parser.Statement, query []byte) error {
 	if s.srv.deps.SQL != nil {
 		switch stmt.Kind {
 		case parser.Forward, parser.Use:
+			if set, rest, ok := splitSetCharsets(query); ok {
+				// SET NAMES of a character set the classifier's grammar
+				// does not know: MySQL's 1115, or the set if it is one.
+				var others []byte
+				if rest != "" {
+					others = []byte(rest)
+				}
+				return s.setSQLCharsets(set, others)
+			}
 			if parser.IsShowProcesslist(string(query)) {
 				return s.showProcesslist()
 			}
@@ -261,15 +283,16 @@ func (s *session) answerLocal(stmt *parser.Statement, query []byte) error {
 			// The engine keeps the session's variables and evaluates what
 			// a SELECT without FROM may hold (@@x, @user_var, NOW() in the
 			// session's time zone), so heapproxy's answers and the
-			// engine's agree.
-			return s.querySQL(query)
+			// engine's agree; the connection's character set variables
+			// are the session's (charset.go).
+			return s.querySQLFixed(query, s.charsetReads(stmt))
 		case parser.Set:
 			for _, a := range stmt.Set {
 				if a.Scope == parser.ScopeGlobal {
 					return s.sendError(errSetGlobal())
 				}
 			}
-			return s.setSQL(query)
+			return s.setSQL(stmt.Set, query)
 		}
 	}
 	switch stmt.Kind {
@@ -390,6 +413,11 @@ func (s *session) varNames() []string {
 // sysVar reads a system variable: the session's SET value, else the default.
 func (s *session) sysVar(name string, scope parser.Scope) (mysqlwire.Value, *mysql.MyError) {
 	if scope != parser.ScopeGlobal {
+		if s.charsets.active() {
+			if v, ok := s.charsets.variable(name); ok {
+				return v, nil
+			}
+		}
 		if v, ok := s.vars[name]; ok {
 			return v, nil
 		}
@@ -405,11 +433,12 @@ func (s *session) setVar(a parser.Assignment) *mysql.MyError {
 		s.vars = map[string]mysqlwire.Value{}
 	}
 	switch {
-	case a.Name == "names" || a.Name == "character set":
-		cs := mysqlwire.Str(a.Value.Value)
-		for _, v := range []string{"character_set_client", "character_set_connection", "character_set_results"} {
-			s.vars[v] = cs
+	case setsCharsets(a) && a.Scope != parser.ScopeGlobal:
+		next, e := s.charsets.assignAll([]parser.Assignment{a}, nil)
+		if e != nil {
+			return e
 		}
+		s.charsets = next
 		return nil
 	case a.User:
 		return nil // user variables are only read through the upstream

@@ -159,7 +159,7 @@ func (s *session) prepareLocal(query []byte) error {
 			fmt.Sprintf("Can't create more than max_prepared_stmt_count statements (current value: %d); close the statements you no longer use", maxLocalStmts)))
 	}
 	ctx, done := s.startStatement(s.srv.cfg.Timeouts.Admin)
-	p, err := s.srv.deps.SQL.Prepare(ctx, sess, string(query))
+	p, err := s.srv.deps.SQL.Prepare(ctx, sess, string(s.charsets.decode(query)))
 	done()
 	if err != nil {
 		return s.sendError(sqlError(err))
@@ -195,7 +195,9 @@ func (s *session) prepareLocal(query []byte) error {
 		}
 	}
 	if len(p.Columns) > 0 {
-		for _, c := range engineColumns(p.Columns) {
+		cols := engineColumns(p.Columns)
+		s.charsets.resultColumns(cols)
+		for _, c := range cols {
 			if err := s.client.WritePacket(c.Dump()); err != nil {
 				return err
 			}
@@ -219,6 +221,7 @@ func (s *session) executeLocal(st *localStmt, body []byte) error {
 	if e != nil {
 		return s.sendError(e)
 	}
+	s.decodeArgs(args, st.types)
 	ctx, done := s.startStatement(s.srv.cfg.Timeouts.Admin)
 	defer done()
 	res, err := s.srv.deps.SQL.Execute(ctx, s.sql, st.p, args)
@@ -275,4 +278,25 @@ func (st *localStmt) bind(body []byte) ([]any, *mysql.MyError) {
 		args[i], body = v, rest
 	}
 	return args, nil
+}
+
+// decodeArgs converts string parameters (long data included) from the
+// client's character set, except those sent as BLOB types, which MySQL
+// binds as bytes.
+func (s *session) decodeArgs(args []any, types []byte) {
+	for i, a := range args {
+		if str, ok := a.(string); ok && 2*i < len(types) && !isBlobType(types[2*i]) {
+			args[i] = string(s.charsets.decode([]byte(str)))
+		}
+	}
+}
+
+// isBlobType tells the parameter types MySQL binds as bytes, without
+// character set conversion.
+func isBlobType(typ byte) bool {
+	switch typ {
+	case mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB, mysql.MYSQL_TYPE_BLOB:
+		return true
+	}
+	return false
 }

@@ -41,6 +41,10 @@ type session struct {
 	status  uint16                     // last server status flags the client saw
 	vars    map[string]mysqlwire.Value // SET values on the embedded default
 	sql     *sqlview.Session           // state in the heapprof SQL engine, made on first use
+	// charsets are the connection's character sets on the embedded
+	// default (charset.go), loginCharsets those the login asked for
+	// (COM_RESET_CONNECTION goes back to them); zero with an upstream.
+	charsets, loginCharsets connCharsets
 	// warnings are the last HeapProf statement's (what could not be
 	// symbolized, and why), for SHOW WARNINGS until the next statement.
 	warnings []string
@@ -166,6 +170,9 @@ func (s *session) setIdle(idle bool) bool {
 func (s *session) noteCommand(query []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.up == nil {
+		query = s.charsets.decode(query[:min(len(query), 1024)])
+	}
 	s.info = string(query[:min(len(query), 1024)])
 }
 
@@ -200,6 +207,7 @@ func (s *session) closeConns() {
 func (s *session) sendError(e *mysql.MyError) error {
 	s.errSent = true
 	s.srv.deps.Metrics.SQLError(e.Code)
+	e = s.charsets.convertError(e)
 	if err := s.client.WritePacket(mysqlwire.ErrPacket(e)); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/heapproxy/heapproxy/heapprof/sqlview"
 	"github.com/heapproxy/heapproxy/internal/mysqlwire"
+	"github.com/heapproxy/heapproxy/parser"
 )
 
 // sqlSession is the session's state in the heapprof SQL engine, made on
@@ -37,13 +38,29 @@ func (s *session) sqlSession() (*sqlview.Session, *mysql.MyError) {
 	if err != nil {
 		return nil, sqlError(err)
 	}
+	if !s.charsets.engineCharsetsDefault() {
+		// The client's character sets, from its handshake or SET NAMES
+		// (a SET in the engine, which watching the client would not help:
+		// this may run during the login).
+		ctx, cancel := context.WithTimeout(s.srv.ctx, s.srv.cfg.Timeouts.Admin)
+		e := s.syncEngineCharsets(ctx, sess)
+		cancel()
+		if e != nil {
+			s.srv.deps.SQL.CloseSession(sess)
+			return nil, e
+		}
+	}
 	s.sql = sess
 	return sess, nil
 }
 
 // querySQL answers a statement from the heapprof SQL engine, streaming its
 // rows to the client as the engine produces them.
-func (s *session) querySQL(query []byte) error {
+func (s *session) querySQL(query []byte) error { return s.querySQLFixed(query, nil) }
+
+// querySQLFixed is querySQL with fix applied to each row before it is
+// converted to the client's character set (see charsetReads).
+func (s *session) querySQLFixed(query []byte, fix func(row [][]byte)) error {
 	sess, e := s.sqlSession()
 	if e != nil {
 		return s.sendError(e)
@@ -54,23 +71,56 @@ func (s *session) querySQL(query []byte) error {
 	if err != nil {
 		return s.sendError(statementError(ctx, err))
 	}
-	return s.writeSQLResult(ctx, res, false)
+	return s.writeSQLResultFixed(ctx, res, false, fix)
 }
 
 // setSQL runs a SET in the heapprof SQL engine, which keeps the session's
 // variables (system and user ones: a later SELECT or EXECUTE ... USING
 // reads them there); autocommit also changes the status flag heapproxy
-// sends.
-func (s *session) setSQL(query []byte) error {
+// sends. The connection's character sets (set) are the session's: each
+// such assignment is checked before anything is applied, as MySQL does,
+// and the engine is then told what it needs of them (charset.go); the
+// engine runs the other assignments.
+func (s *session) setSQL(set []parser.Assignment, query []byte) error {
+	var charsets []parser.Assignment
+	for _, a := range set {
+		if setsCharsets(a) {
+			charsets = append(charsets, a)
+		}
+	}
+	if len(charsets) > 0 {
+		query = setWithout(query, set, setsCharsets)
+	}
+	return s.setSQLCharsets(charsets, query)
+}
+
+// setSQLCharsets applies the character set assignments charsets, then
+// runs query (if any) in the engine; the character sets change only when
+// both succeed.
+func (s *session) setSQLCharsets(charsets []parser.Assignment, query []byte) error {
 	sess, e := s.sqlSession()
 	if e != nil {
 		return s.sendError(e)
 	}
 	ctx, done := s.startStatement(s.srv.cfg.Timeouts.Admin)
 	defer done()
-	res, err := s.srv.deps.SQL.Query(ctx, sess, string(query))
-	if err != nil {
-		return s.sendError(statementError(ctx, err))
+	next, e := s.charsets.assignAll(charsets, s.evalInEngine(ctx, sess))
+	if e != nil {
+		return s.sendError(e)
+	}
+	res := &sqlview.Result{}
+	if query != nil {
+		var err error
+		if res, err = s.srv.deps.SQL.Query(ctx, sess, string(query)); err != nil {
+			return s.sendError(statementError(ctx, err))
+		}
+	}
+	if len(charsets) > 0 {
+		s.charsets = next
+		if e := s.syncEngineCharsets(ctx, sess); e != nil {
+			res.Close()
+			return s.sendError(e)
+		}
 	}
 	if v, err := sess.Variable(ctx, "autocommit"); err == nil {
 		if fmt.Sprint(v) == "0" {
@@ -88,8 +138,14 @@ func (s *session) setSQL(query []byte) error {
 
 // writeSQLResult streams an engine result to the client as an OK packet or
 // a result set, in the text protocol or (for prepared statements) the
-// binary one, and closes it.
+// binary one, and closes it. Text values and column definitions go out in
+// the client's character_set_results.
 func (s *session) writeSQLResult(ctx context.Context, res *sqlview.Result, binaryRows bool) error {
+	return s.writeSQLResultFixed(ctx, res, binaryRows, nil)
+}
+
+// writeSQLResultFixed is writeSQLResult with fix applied to each row first.
+func (s *session) writeSQLResultFixed(ctx context.Context, res *sqlview.Result, binaryRows bool, fix func(row [][]byte)) error {
 	defer res.Close()
 	s.db = s.sql.Database()
 	if res.Columns == nil {
@@ -100,6 +156,7 @@ func (s *session) writeSQLResult(ctx context.Context, res *sqlview.Result, binar
 		return s.client.Flush()
 	}
 	cols := engineColumns(res.Columns)
+	convert := s.charsets.resultColumns(cols)
 	w, err := s.startResult(cols...)
 	if err != nil {
 		return err
@@ -116,6 +173,10 @@ func (s *session) writeSQLResult(ctx context.Context, res *sqlview.Result, binar
 			// An ERR packet may end a result set midway.
 			return s.sendError(statementError(ctx, err))
 		}
+		if fix != nil {
+			fix(row)
+		}
+		s.charsets.convertRow(row, convert)
 		if binaryRows {
 			if w.Row, err = mysqlwire.AppendBinaryRow(w.Row[:0], cols, row); err != nil {
 				return s.sendError(mysql.NewError(mysql.ER_UNKNOWN_ERROR, fmt.Sprintf("binary result row: %v", err)))

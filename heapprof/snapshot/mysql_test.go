@@ -112,14 +112,17 @@ func TestMySQLSchema(t *testing.T) {
 		"snapshots": {"id varchar(255)", "node_id bigint(20)", "node_kind varchar(64)", "node_addr varchar(255)",
 			"taken_at datetime(6)", "total_bytes bigint(20)", "total_objects bigint(20)", "sample_period bigint(20)",
 			"format varchar(64)"},
-		"functions": {"snapshot_id varchar(255)", "node_id bigint(20)", "taken_at datetime(6)", "name varchar(4096)",
-			"flat_bytes bigint(20)", "flat_objects bigint(20)", "cum_bytes bigint(20)", "cum_objects bigint(20)",
-			"flat_pct double", "cum_pct double"},
+		"functions": {"snapshot_id varchar(255)", "node_id bigint(20)", "taken_at datetime(6)", "name text",
+			"short_name varchar(4096)", "flat_bytes bigint(20)", "flat_objects bigint(20)", "cum_bytes bigint(20)",
+			"cum_objects bigint(20)", "flat_pct double", "cum_pct double"},
 		"stacks": {"snapshot_id varchar(255)", "node_id bigint(20)", "taken_at datetime(6)", "stack_id bigint(20)",
 			"frames longtext", "bytes bigint(20)", "objects bigint(20)"},
 	}
 	if len(cols) != len(want)+1 || cols["diffs"] == nil {
 		t.Errorf("heapprof holds %d tables and views, want %d and diffs", len(cols), len(want))
+	}
+	if d := cols["diffs"]; len(d) < 3 || d[1] != "name text" || d[2] != "short_name varchar(4096)" {
+		t.Errorf("heapprof.diffs columns: %q, want name text and short_name varchar(4096) after node_id", d)
 	}
 	for table, w := range want {
 		if !slices.Equal(cols[table], w) {
@@ -130,6 +133,11 @@ func TestMySQLSchema(t *testing.T) {
 	if err := db.QueryRowContext(ctx, "SELECT GROUP_CONCAT(column_name ORDER BY seq_in_index) FROM information_schema.statistics"+
 		" WHERE table_schema = 'heapprof' AND table_name = 'store_snapshots' AND index_name = 'node_taken'").Scan(&key); err != nil || key != "node_id,taken_at" {
 		t.Errorf("index node_taken: %q, %v", key, err)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT GROUP_CONCAT(CONCAT(column_name, '(', COALESCE(sub_part, ''), ')') ORDER BY seq_in_index)"+
+		" FROM information_schema.statistics WHERE table_schema = 'heapprof' AND table_name = 'store_functions'"+
+		" AND index_name = '"+functionsByName+"'").Scan(&key); err != nil || key != "snapshot_id(),name(255)" {
+		t.Errorf("index %s: %q, %v", functionsByName, key, err)
 	}
 	var fks string
 	if err := db.QueryRowContext(ctx, "SELECT GROUP_CONCAT(CONCAT(table_name, '.', column_name, '>', referenced_table_name, '.', referenced_column_name)"+

@@ -100,13 +100,14 @@ func TestMySQLREADMEQueries(t *testing.T) {
 		t.Fatalf("README.md has %d sql blocks, the test knows 4", len(qs))
 	}
 	ts := func(at time.Time) string { return at.UTC().Format("2006-01-02T15:04:05.999999Z") }
-	fn := func(fs []Function, short string) Function {
+	// functions.name is the full name (a C function's is its name).
+	fn := func(fs []Function, name string) Function {
 		for _, f := range fs {
-			if f.ShortName == short {
+			if f.Name == name {
 				return f
 			}
 		}
-		t.Fatalf("no function %s", short)
+		t.Fatalf("no function %s", name)
 		return Function{}
 	}
 
@@ -134,11 +135,11 @@ func TestMySQLREADMEQueries(t *testing.T) {
 	got = query(qs[2])
 	prev := map[string]Function{}
 	for _, f := range before.funcs {
-		prev[f.ShortName] = f
+		prev[f.Name] = f
 	}
 	growth := map[string]string{}
 	for _, f := range after.funcs {
-		growth[f.ShortName] = fmt.Sprint(f.FlatBytes-prev[f.ShortName].FlatBytes, f.CumBytes-prev[f.ShortName].CumBytes)
+		growth[f.Name] = fmt.Sprint(f.FlatBytes-prev[f.Name].FlatBytes, f.CumBytes-prev[f.Name].CumBytes)
 	}
 	if len(got) != len(growth) || len(got) == 0 || got[0][0] != "agg_hash_grow" {
 		t.Fatalf("growth: %q; want %d rows, agg_hash_grow (the leak) first", got, len(growth))

@@ -22,7 +22,9 @@ func benchSource() *memSource {
 		fns := make([]snapshot.Function, 1000)
 		for j := range fns {
 			b := int64(j*1000 + i*j)
-			fns[j] = snapshot.Function{SnapshotID: id, ShortName: fmt.Sprintf("starrocks::vectorized::Function%04d<long, std::allocator<long> >", j),
+			fns[j] = snapshot.Function{SnapshotID: id,
+				Name:      fmt.Sprintf("starrocks::vectorized::Function%04d<long, std::allocator<long> >(long const*, unsigned long)", j),
+				ShortName: fmt.Sprintf("starrocks::vectorized::Function%04d", j),
 				FlatBytes: b, CumBytes: 2 * b, FlatObjects: int64(j), CumObjects: int64(2 * j), FlatPercent: float64(b) / (1 << 30) * 100}
 		}
 		src.fns[id] = fns

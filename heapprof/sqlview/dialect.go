@@ -1,15 +1,18 @@
 package sqlview
 
 // MySQL semantics go-mysql-server v0.20.0 gets silently wrong, fixed through
-// its extension points: the FunctionProvider (GREATEST, LEAST,
+// its extension points: the FunctionProvider (GREATEST, LEAST, ROUND,
 // FROM_UNIXTIME, STR_TO_DATE in strtodate.go) and an analyzer rule
-// (ruleDialect: checked BIGINT arithmetic, fractional date intervals).
-// TestDialectMatchesMariaDB compares each with MariaDB.
+// (ruleDialect: checked BIGINT arithmetic, fractional date intervals, text
+// and dates where numbers are wanted (numbers.go), dates and ENUMs read as
+// text). TestDialectMatchesMariaDB and semantics_test.go compare each with
+// MariaDB.
 
 import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +24,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
@@ -121,22 +125,29 @@ func (x *extremum) WithChildren(c ...sql.Expression) (sql.Expression, error) {
 // kind is 'n' (not ours: go-mysql-server answers), 'd' (DECIMAL), 'f'
 // (DOUBLE) or 't' (a DECIMAL with a date or time: unsupported).
 func (x *extremum) kind() byte {
-	dec, exact, temporal := false, true, false
+	dec, exact, temporal, text, number := false, true, false, false, false
 	for _, a := range x.args {
 		t := a.Type()
 		switch {
 		case t == types.Null:
 			return 'n'
 		case types.IsDecimal(t):
-			dec = true
+			dec, number = true, true
 		case types.IsInteger(t):
+			number = true
 		case types.IsTime(t) || types.IsDateType(t) || types.IsDatetimeType(t) || types.IsTimestampType(t):
 			temporal = true
+		case types.IsText(t):
+			text, exact = true, false
 		default:
-			exact = false
+			exact, number = false, true
 		}
 	}
 	switch {
+	case text && number && !temporal:
+		// Text among numbers: all compared as DOUBLE, text by its
+		// leading number (go-mysql-server parses it whole).
+		return 'f'
 	case !dec:
 		return 'n'
 	case temporal:
@@ -183,11 +194,7 @@ func (x *extremum) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 			return nil, err
 		}
 		if k == 'f' {
-			f, _, err := types.Float64.Convert(ctx, v)
-			if err != nil {
-				return nil, err
-			}
-			fv, _ := f.(float64)
+			fv := doubleValue(v)
 			if i == 0 || (x.greatest && fv > bestF) || (!x.greatest && fv < bestF) {
 				bestF = fv
 			}
@@ -306,37 +313,98 @@ func dialectRule(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope
 }
 
 func dialectNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-	return transform.NodeExprsWithOpaque(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-		switch e := e.(type) {
-		case *plan.Subquery:
-			q, same, err := dialectNode(e.Query)
-			if err != nil || same == transform.SameTree {
-				return e, transform.SameTree, err
-			}
-			return e.WithQuery(q), transform.NewTree, nil
-		case *expression.Arithmetic:
-			liv, li := e.LeftChild.(*expression.Interval)
-			riv, ri := e.RightChild.(*expression.Interval)
-			switch {
-			case ri && (e.Op == ast.PlusStr || e.Op == ast.MinusStr):
-				return newDateOffset(e.LeftChild, riv, e.Op == ast.MinusStr), transform.NewTree, nil
-			case li && e.Op == ast.PlusStr:
-				return newDateOffset(e.RightChild, liv, false), transform.NewTree, nil
-			case !li && !ri && (e.Op == ast.PlusStr || e.Op == ast.MinusStr || e.Op == ast.MultStr) &&
-				signedInt(e.LeftChild.Type()) && signedInt(e.RightChild.Type()):
-				return &checkedArith{Arithmetic: e}, transform.NewTree, nil
-			}
-		case *expression.Mod:
-			if signedInt(e.LeftChild.Type()) && signedInt(e.RightChild.Type()) {
-				return &intMod{Mod: e}, transform.NewTree, nil
-			}
-		case *function.DateAdd:
-			return newDateOffset(e.Date, e.Interval, false), transform.NewTree, nil
-		case *function.DateSub:
-			return newDateOffset(e.Date, e.Interval, true), transform.NewTree, nil
+	n, same, err := transform.NodeExprsWithOpaque(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		// Text and dates mixed with numbers first (numbers.go).
+		e, mixed, err := numberContext(e)
+		if err != nil {
+			return nil, transform.SameTree, err
 		}
-		return e, transform.SameTree, nil
+		out, same, err := dialectExpr(e)
+		if mixed {
+			same = transform.NewTree
+		}
+		return out, same, err
 	})
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
+	n, sameCond, err := transform.NodeWithOpaque(n, conditionNode)
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
+	return n, same && sameCond, nil
+}
+
+// dialectExpr is dialectNode's rewrite of one expression.
+func dialectExpr(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	if out, ok, err := temporalArgsAsText(e); err != nil || ok {
+		return out, transform.NewTree, err
+	}
+	switch e := e.(type) {
+	case *plan.Subquery:
+		q, same, err := dialectNode(e.Query)
+		if err != nil || same == transform.SameTree {
+			return e, transform.SameTree, err
+		}
+		return e.WithQuery(q), transform.NewTree, nil
+	case *expression.Arithmetic:
+		liv, li := e.LeftChild.(*expression.Interval)
+		riv, ri := e.RightChild.(*expression.Interval)
+		switch {
+		case ri && (e.Op == ast.PlusStr || e.Op == ast.MinusStr):
+			return newDateOffset(e.LeftChild, riv, e.Op == ast.MinusStr), transform.NewTree, nil
+		case li && e.Op == ast.PlusStr:
+			return newDateOffset(e.RightChild, liv, false), transform.NewTree, nil
+		case !li && !ri && (e.Op == ast.PlusStr || e.Op == ast.MinusStr || e.Op == ast.MultStr) &&
+			signedInt(e.LeftChild.Type()) && signedInt(e.RightChild.Type()):
+			return &checkedArith{Arithmetic: e}, transform.NewTree, nil
+		}
+	case *expression.Mod:
+		if signedInt(e.LeftChild.Type()) && signedInt(e.RightChild.Type()) {
+			return &intMod{Mod: e}, transform.NewTree, nil
+		}
+	case *function.DateAdd:
+		return newDateOffset(e.Date, e.Interval, false), transform.NewTree, nil
+	case *function.DateSub:
+		return newDateOffset(e.Date, e.Interval, true), transform.NewTree, nil
+	case *expression.EnumToString:
+		return &enumText{EnumToString: e}, transform.NewTree, nil
+	}
+	return e, transform.SameTree, nil
+}
+
+// enumText is an ENUM as text (CAST(x AS CHAR), CASE over ENUMs).
+// go-mysql-server's expects an ENUM's index and panics on the text that
+// information_schema's ENUM columns hold (CAST(TABLE_TYPE AS CHAR)).
+type enumText struct{ *expression.EnumToString }
+
+func (e *enumText) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	n, err := e.EnumToString.WithChildren(c...)
+	if err != nil {
+		return nil, err
+	}
+	if x, ok := n.(*expression.EnumToString); ok {
+		return &enumText{EnumToString: x}, nil
+	}
+	return n, nil
+}
+
+func (e *enumText) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := e.Enum.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case uint16:
+		if et, ok := e.Enum.Type().(types.EnumType); ok {
+			s, _ := et.At(int(x))
+			return s, nil
+		}
+	}
+	s, _, err := types.LongText.Convert(ctx, v)
+	return s, err
 }
 
 func signedInt(t sql.Type) bool { return types.IsInteger(t) && types.IsSigned(t) }
@@ -583,9 +651,9 @@ func (m *intMod) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	return n, err
 }
 
-// decimalRound is ROUND(x, d) of a DECIMAL x with a constant d: MariaDB
-// answers DECIMAL with scale d (ROUND(x / 1048576, 2) prints 0.50);
-// go-mysql-server keeps x's scale.
+// decimalRound is ROUND(x, d) as MariaDB answers it: of a DECIMAL x with
+// a constant d, DECIMAL with scale d (ROUND(x / 1048576, 2) prints 0.50;
+// go-mysql-server keeps x's scale); of a DOUBLE, rounded half to even.
 type decimalRound struct{ sql.Expression }
 
 func newRound(args ...sql.Expression) (sql.Expression, error) {
@@ -623,4 +691,137 @@ func (r *decimalRound) Type() sql.Type {
 	}
 	scale := uint8(max(0, min(d, int64(dt.Scale()))))
 	return types.MustCreateDecimalType(min(dt.Precision()-dt.Scale()+scale+1, 65), scale)
+}
+
+// Eval: ROUND of a DOUBLE rounds half to even, as MariaDB's
+// my_double_round does with rint (ROUND(56.25e0, 1) is 56.2);
+// go-mysql-server rounds half away from zero (56.3). Other types are
+// go-mysql-server's.
+func (r *decimalRound) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	kids := r.Children()
+	if !types.IsFloat(kids[0].Type()) {
+		return r.Expression.Eval(ctx, row)
+	}
+	v, err := kids[0].Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	var d int64
+	if len(kids) == 2 {
+		dv, err := kids[1].Eval(ctx, row)
+		if err != nil || dv == nil {
+			return nil, err
+		}
+		if d, err = toInt64(ctx, dv); err != nil {
+			return nil, err
+		}
+	}
+	return roundHalfEven(doubleValue(v), d), nil
+}
+
+// roundHalfEven is MariaDB's my_double_round (not truncating).
+func roundHalfEven(v float64, d int64) float64 {
+	p := math.Pow(10, math.Abs(float64(d)))
+	switch {
+	case d < 0 && math.IsInf(p, 0):
+		return 0
+	case d < 0:
+		return math.RoundToEven(v/p) * p
+	case math.IsInf(v*p, 0):
+		return v
+	}
+	return math.RoundToEven(v*p) / p
+}
+
+// --- dates as text --------------------------------------------------------
+
+// textFunctions read their arguments as text.
+var textFunctions = map[string]bool{
+	"concat": true, "concat_ws": true, "length": true, "char_length": true, "character_length": true,
+	"octet_length": true, "upper": true, "lower": true, "ucase": true, "lcase": true, "left": true,
+	"right": true, "substring": true, "substr": true, "mid": true, "replace": true, "lpad": true,
+	"rpad": true, "trim": true, "ltrim": true, "rtrim": true, "reverse": true, "substring_index": true,
+	"locate": true, "instr": true, "repeat": true, "md5": true, "sha1": true, "sha": true, "sha2": true,
+	"hex": true, "insert": true,
+}
+
+// temporalArgsAsText gives string functions, LIKE and CAST(... AS CHAR)
+// their date and time arguments as MariaDB prints them: DATETIME(p)
+// with all p fraction digits (go-mysql-server drops trailing zeros:
+// CONCAT(x, ”) of 08:00:00.500000 was 08:00:00.5).
+func temporalArgsAsText(e sql.Expression) (sql.Expression, bool, error) {
+	switch x := e.(type) {
+	case *expression.Like:
+	case *expression.Convert:
+		if !types.IsText(x.Type()) {
+			return e, false, nil
+		}
+	case sql.FunctionExpression:
+		if !textFunctions[strings.ToLower(x.FunctionName())] {
+			return e, false, nil
+		}
+	default:
+		return e, false, nil
+	}
+	kids := slices.Clone(e.Children())
+	changed := false
+	for i, k := range kids {
+		if t := k.Type(); isTemporal(t) {
+			kids[i], changed = &temporalText{child: k}, true
+		}
+	}
+	if !changed {
+		return e, false, nil
+	}
+	out, err := e.WithChildren(kids...)
+	if err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
+}
+
+// temporalText is a date or time value as MariaDB prints it.
+type temporalText struct{ child sql.Expression }
+
+var _ sql.Expression = (*temporalText)(nil)
+
+func (t *temporalText) Resolved() bool             { return t.child.Resolved() }
+func (t *temporalText) IsNullable() bool           { return t.child.IsNullable() }
+func (t *temporalText) Children() []sql.Expression { return []sql.Expression{t.child} }
+func (t *temporalText) String() string             { return t.child.String() }
+
+func (t *temporalText) Type() sql.Type {
+	return types.MustCreateStringWithDefaults(sqltypes.VarChar, int64(datetimeLength(t.child.Type())))
+}
+
+func (t *temporalText) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	if len(c) != 1 {
+		return nil, sql.ErrInvalidChildrenNumber.New(t, len(c), 1)
+	}
+	return &temporalText{child: c[0]}, nil
+}
+
+func (t *temporalText) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := t.child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return v, err
+	}
+	tv, ok := v.(time.Time)
+	if !ok {
+		s, _, err := types.LongText.Convert(ctx, v)
+		return s, err
+	}
+	typ := t.child.Type()
+	if typ.Type() == types.Date.Type() {
+		return tv.Format("2006-01-02"), nil
+	}
+	const layout = "2006-01-02 15:04:05.000000"
+	p := 0
+	if dt, ok := typ.(sql.DatetimeType); ok {
+		p = dt.Precision()
+	}
+	if p == 0 {
+		return tv.Format(layout[:19]), nil
+	}
+	return tv.Format(layout[:20+p]), nil
 }

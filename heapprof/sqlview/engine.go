@@ -57,14 +57,20 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 	eb := newExecBuilder()
 	a := analyzer.NewBuilder(pro).
 		AddPreAnalyzeRule(ruleCheckBefore, checkRule).
+		// The HAVING workaround's hidden select items go first (having.go).
+		AddPreAnalyzeRule(ruleHiddenHaving, stripHiddenRule).
 		// Before the standard rules, so that constant folding and
 		// filters see MySQL's arithmetic (dialect.go).
 		AddPreAnalyzeRule(ruleDialect, dialectRule).
+		// SUM and AVG columns typed as the aggregates are (aggregates.go).
+		AddPreAnalyzeRule(ruleAggTypes, aggTypesRule).
 		AddPostAnalyzeRule(ruleTopN, topNUnderProject).
 		AddPostValidationRule(ruleCheckAfter, checkRule).
 		AddPostValidationRule(ruleValueGuard, func(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 			return guardValues(n, limit, eb)
 		}).
+		// Last: the result's column definitions as MariaDB's (resultmeta.go).
+		AddPostValidationRule(ruleResultMeta, resultMetaRule).
 		Build()
 	a.ExecBuilder = eb.base
 	gms := sqle.New(a, &sqle.Config{IsReadOnly: true})
@@ -197,6 +203,13 @@ func (r *Result) Next() ([][]byte, error) {
 		}
 		switch f := row[i].(type) {
 		case float64:
+			if i < len(r.Columns) && r.Columns[i].Type == mysqlTypeDouble && r.Columns[i].Decimals < 31 {
+				d := r.Columns[i].Decimals
+				// A DOUBLE with a scale (ROUND(x, 1)) prints all its
+				// digits, as MariaDB does: 0.0, not 0.
+				out[i] = strconv.AppendFloat(nil, f, 'f', int(d), 64)
+				continue
+			}
 			out[i] = doubleText(f, 64)
 			continue
 		case float32:
@@ -237,8 +250,7 @@ func datetimeText(typ sql.Type, v any) ([]byte, bool) {
 // doubleText prints a DOUBLE as MariaDB does: the shortest digits that read
 // back to the same value, in exponent form only when the decimal exponent is
 // below -15 or above 14 (go-mysql-server prints 9437184 as 9.437184e+06,
-// which BI tools show as is). SUM and AVG answer DOUBLE here where MariaDB
-// answers DECIMAL; with this both print 9437184.
+// which BI tools show as is).
 func doubleText(f float64, bits int) []byte {
 	e := strconv.FormatFloat(f, 'e', -1, bits)
 	mant, exp, _ := strings.Cut(e, "e")
@@ -249,15 +261,24 @@ func doubleText(f float64, bits int) []byte {
 	return fmt.Appendf(nil, "%se%d", mant, x)
 }
 
-// Close ends the statement; it is safe to call twice.
-func (r *Result) Close() error {
+// Close ends the statement; it is safe to call twice, and before the
+// first row was read.
+func (r *Result) Close() (err error) {
 	if r.iter == nil {
 		return nil
 	}
-	err := r.iter.Close(r.ctx)
+	iter := r.iter
 	r.iter = nil
-	r.budget.release()
-	if err != nil {
+	defer r.budget.release()
+	defer func() {
+		// go-mysql-server's GROUP BY iterator makes its buffers in its
+		// first Next and dereferences them in Close: closing a grouped
+		// result unread (a client gone before the rows) panics there.
+		if p := recover(); p != nil {
+			err = &Error{Code: mysql.ERUnknownError, State: mysql.SSUnknownSQLState, Message: fmt.Sprintf("closing the result: %v", p)}
+		}
+	}()
+	if err := iter.Close(r.ctx); err != nil {
 		return toError(err)
 	}
 	return nil
@@ -296,6 +317,7 @@ func (e *Engine) newContext(ctx context.Context, s *Session, query string) (*sql
 	b := &stmtBudget{eng: e}
 	ctx = context.WithValue(ctx, snapshotListKey{}, &snapshotList{})
 	ctx = context.WithValue(ctx, budgetKey{}, b)
+	ctx = context.WithValue(ctx, metaKey{}, &stmtMeta{})
 	sctx := sql.NewContext(ctx, sql.WithSession(s.base), sql.WithQuery(query))
 	sctx.Memory = sql.NewMemoryManager(&reporter{ctx: sctx, b: b})
 	return sctx, b
@@ -342,12 +364,15 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 	if err := checkSystemSchema(s, stmt); err != nil {
 		return nil, err
 	}
+	addHavingAggregates(stmt)
+	noteFirstTable(sctx, stmt)
 	return stmt, nil
 }
 
 // run plans and starts a parsed statement, with the values of its ?
 // markers when it was prepared.
 func (e *Engine) run(sctx *sql.Context, b *stmtBudget, query string, stmt ast.Statement, bindings map[string]ast.Expr) (*Result, error) {
+	noteFirstTable(sctx, stmt)
 	schema, iter, _, err := e.gms.QueryWithBindings(sctx, query, stmt, bindings, nil)
 	if err != nil {
 		b.release()
@@ -429,6 +454,25 @@ func (r *Result) okResult() (*Result, error) {
 }
 
 func columns(ctx *sql.Context, schema sql.Schema) []Column {
+	var meta []*colMeta
+	if m, ok := ctx.Value(metaKey{}).(*stmtMeta); ok && len(m.cols) == len(schema) {
+		meta = m.cols
+	}
+	if hasHidden(schema) {
+		// A statement planned but not analyzed (Prepare) still shows the
+		// HAVING workaround's hidden items (having.go); execution drops them.
+		var kept sql.Schema
+		var keptMeta []*colMeta
+		for i, c := range schema {
+			if !strings.HasPrefix(c.Name, hiddenPrefix) {
+				kept = append(kept, c)
+				if i < len(meta) {
+					keptMeta = append(keptMeta, meta[i])
+				}
+			}
+		}
+		schema, meta = kept, keptMeta
+	}
 	cols := make([]Column, len(schema))
 	for i, c := range schema {
 		mt, flags := sqltypes.TypeToMySQL(c.Type.Type())
@@ -468,6 +512,10 @@ func columns(ctx *sql.Context, schema sql.Schema) []Column {
 				decimals = 31 // MySQL's "not fixed" marker for FLOAT/DOUBLE
 			}
 		}
+		length := uint32(min(c.Type.MaxTextResponseByteLength(ctx), 1<<32-1))
+		if t := c.Type.Type(); t == sqltypes.Datetime || t == sqltypes.Timestamp {
+			length = datetimeLength(c.Type) // go-mysql-server says 26 whatever the precision
+		}
 		cols[i] = Column{
 			Name:     c.Name,
 			Table:    c.Source,
@@ -475,11 +523,38 @@ func columns(ctx *sql.Context, schema sql.Schema) []Column {
 			Type:     byte(mt),
 			Flags:    uint16(flags),
 			Charset:  charset,
-			Length:   uint32(min(c.Type.MaxTextResponseByteLength(ctx), 1<<32-1)),
+			Length:   length,
 			Decimals: decimals,
+		}
+		if i < len(meta) && meta[i] != nil {
+			cols[i].Type, cols[i].Length, cols[i].Decimals = meta[i].typ, meta[i].length, meta[i].decimals
 		}
 	}
 	return cols
+}
+
+// preparedColumns are the result columns of a statement planned but not
+// analyzed (what Prepare has): the engine's rewrites that change result
+// types run on it first (MariaDB's SUM/AVG and date arithmetic types, the
+// HAVING workaround's hidden items, MariaDB's column definitions), so
+// that COM_STMT_PREPARE announces the columns COM_STMT_EXECUTE answers.
+func (e *Engine) preparedColumns(sctx *sql.Context, node sql.Node) ([]Column, error) {
+	n, _, err := dialectNode(node)
+	if err != nil {
+		return nil, err
+	}
+	if n, _, err = aggTypesRule(sctx, nil, n, nil, nil, nil); err != nil {
+		return nil, err
+	}
+	if hasHidden(n.Schema()) {
+		if n, _, err = stripOutermost(n); err != nil {
+			return nil, err
+		}
+	}
+	if m, ok := sctx.Value(metaKey{}).(*stmtMeta); ok {
+		m.cols = deriveMeta(sctx, n)
+	}
+	return columns(sctx, n.Schema()), nil
 }
 
 // Collation ids MariaDB and MySQL 5.7 clients all know; go-mysql-server's

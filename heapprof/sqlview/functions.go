@@ -36,6 +36,10 @@ func (p *provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
 		return sql.FunctionN{Name: "least", Fn: newExtremum(false)}, true
 	case "round":
 		return sql.FunctionN{Name: "round", Fn: newRound}, true
+	case "sum":
+		return sql.Function1{Name: "sum", Fn: newSum}, true
+	case "avg":
+		return sql.Function1{Name: "avg", Fn: newAvg}, true
 	case "from_unixtime":
 		return sql.FunctionN{Name: "from_unixtime", Fn: newFromUnixtime}, true
 	case "utc_timestamp":

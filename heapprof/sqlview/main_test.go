@@ -47,7 +47,8 @@ func (m *memSource) Stacks(_ context.Context, id string) ([]snapshot.Stack, erro
 // 10002 frees a function between its two snapshots, node 10003 has a single
 // snapshot (no diff rows). Times carry microseconds; names carry the
 // characters that break naive quoting. Functions are given by short name;
-// their full names are "full " + short name, which the schema must not show.
+// their full names (functions.name) add an argument list where the short
+// name is a C++ one (see fullName).
 func fixture() *memSource {
 	src := &memSource{fns: map[string][]snapshot.Function{}, stk: map[string][]snapshot.Stack{}}
 	base := time.Date(2026, 11, 20, 8, 0, 0, 123456000, time.UTC)
@@ -61,7 +62,7 @@ func fixture() *memSource {
 			TakenAt: at, TotalBytes: total, TotalObjects: objs, SamplePeriod: 524288, Format: "jemalloc"})
 		for i := range fns {
 			fns[i].SnapshotID = id
-			fns[i].Name = "full " + fns[i].ShortName
+			fns[i].Name = fullName(fns[i].ShortName)
 			if total > 0 {
 				fns[i].FlatPercent = 100 * float64(fns[i].FlatBytes) / float64(total)
 				fns[i].CumPercent = 100 * float64(fns[i].CumBytes) / float64(total)
@@ -101,6 +102,15 @@ func fixture() *memSource {
 		{ShortName: "tikv::storage::Engine::get — ünïcode", FlatBytes: 1, CumBytes: 1, FlatObjects: 1, CumObjects: 1},
 	}, []snapshot.Stack{{Frames: "tikv::storage::Engine::get — ünïcode", Bytes: 1, Objects: 1}})
 	return src
+}
+
+// fullName is the fixture's full name of a function: its short name, with
+// an argument list for a C++ name, as the symbolizer would give it.
+func fullName(short string) string {
+	if !strings.Contains(short, "::") {
+		return short
+	}
+	return short + "(long, std::vector<int, std::allocator<int> > const&)"
 }
 
 // refDB is the MariaDB the tests compare with: root loads it, then the
@@ -232,7 +242,8 @@ func loadReference(db *gosql.DB, src *memSource) error {
 }
 
 // diffsView is heapprof.diffs written in SQL: consecutive snapshots of a
-// node by LAG, every function present in either one, missing sides as 0.
+// node by LAG, every function (full name) present in either one, missing
+// sides as 0, short_name the later snapshot's where it has the function.
 const diffsView = `CREATE VIEW ref.diffs AS
 WITH pairs AS (
   SELECT node_id, id AS to_id, taken_at AS to_at,
@@ -243,7 +254,8 @@ names AS (
   SELECT p.*, f.name FROM pairs p JOIN heapprof.functions f ON f.snapshot_id = p.to_id
   UNION
   SELECT p.*, f.name FROM pairs p JOIN heapprof.functions f ON f.snapshot_id = p.from_id)
-SELECT n.node_id, n.name, n.from_id AS from_snapshot_id, n.to_id AS to_snapshot_id,
+SELECT n.node_id, n.name, COALESCE(a.short_name, b.short_name) AS short_name,
+  n.from_id AS from_snapshot_id, n.to_id AS to_snapshot_id,
   n.from_at AS from_taken_at, n.to_at AS to_taken_at,
   CAST(TIMESTAMPDIFF(MICROSECOND, n.from_at, n.to_at) / 1000000 AS DOUBLE) AS seconds,
   COALESCE(b.flat_bytes, 0) AS flat_bytes_before, COALESCE(a.flat_bytes, 0) AS flat_bytes_after,

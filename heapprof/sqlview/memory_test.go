@@ -65,8 +65,10 @@ func manyFunctions(n int) *memSource {
 	src.snaps = []snapshot.Snapshot{{ID: "heap_profile.1.0", NodeID: 1, NodeKind: "go", NodeAddr: "127.0.0.1:6060",
 		TakenAt: time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC), TotalBytes: 1 << 30, SamplePeriod: 524288, Format: "go"}}
 	for i := range n {
+		// A Go function: its full name is its short name (receiver kept).
+		name := fmt.Sprintf("github.com/example/service/pkg.(*Handler).Func%04d", i)
 		src.fns["heap_profile.1.0"] = append(src.fns["heap_profile.1.0"], snapshot.Function{SnapshotID: "heap_profile.1.0",
-			ShortName: fmt.Sprintf("github.com/example/service/pkg.(*Handler).Func%04d", i), FlatBytes: int64(i) << 10, CumBytes: int64(i) << 12})
+			Name: name, ShortName: name, FlatBytes: int64(i) << 10, CumBytes: int64(i) << 12})
 	}
 	return src
 }

@@ -68,7 +68,11 @@ func (e *Engine) Prepare(ctx context.Context, s *Session, query string) (*Prepar
 	s.prepared[key]++
 	p := &Prepared{query: key, stmt: stmt, Params: params}
 	if schema := node.Schema(); len(schema) > 0 && !types.IsOkResultSchema(schema) {
-		p.Columns = columns(sctx, schema)
+		// Prepare binds without the analyzer: the columns come from the
+		// same type rules Execute's plan gets (SUM/AVG as DECIMAL).
+		if p.Columns, err = e.preparedColumns(sctx, node); err != nil {
+			return nil, toError(err)
+		}
 	}
 	return p, nil
 }

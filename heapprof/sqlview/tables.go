@@ -374,15 +374,15 @@ func (s diffScan) rows(ctx *sql.Context, p sql.Partition) ([]sql.Row, error) {
 	return rows, nil
 }
 
-// byName keys a snapshot's rows by full name. A store holds one row per
-// full name (Summarize tells functions apart by it); rows that repeat one
-// are summed, with the smallest short name, as the external store's view
-// does, so that overloads jeprof's short name merges stay apart.
+// byName keys a snapshot's rows by full name, so that overloads, which
+// share a short name, stay apart. A store holds one row per full name
+// (Summarize tells functions apart by it; the external store's view relies
+// on that); rows that repeat one would be summed, with the first short name.
 func byName(fns []snapshot.Function) map[string]snapshot.Function {
 	m := make(map[string]snapshot.Function, len(fns))
 	for _, f := range fns {
 		s, ok := m[f.Name]
-		if !ok || f.ShortName < s.ShortName {
+		if !ok {
 			s.ShortName = f.ShortName
 		}
 		s.FlatBytes += f.FlatBytes

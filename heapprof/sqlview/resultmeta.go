@@ -1,0 +1,1100 @@
+package sqlview
+
+// Result column metadata as MariaDB sends it. go-mysql-server types most
+// string functions LONGTEXT (CONCAT(id, '#') is TEXT on the wire where
+// MariaDB says VARCHAR(256)), comparisons TINYINT (MariaDB: INT(1)) and
+// integer literals by their Go type. The values are right; drivers map
+// the column types to their own (JDBC's VARCHAR vs LONGVARCHAR, pandas
+// dtypes, BI tools' field widths). So the analyzed plan's top-level
+// expressions are read once more, after validation, and each result
+// column gets the type code, length and decimals MariaDB derives for the
+// same expression (its Item::fix_length_and_dec and temporary-table
+// rules); Result.Columns use them. Nothing is evaluated differently.
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// ruleResultMeta is resultMetaRule's id, apart from guard.go's ids.
+const ruleResultMeta analyzer.RuleId = 100101
+
+// MySQL protocol type codes (MYSQL_TYPE_*) MariaDB uses for expressions.
+const (
+	mysqlTypeLong       = 3
+	mysqlTypeDouble     = 5
+	mysqlTypeNewDecimal = 246
+	mysqlTypeLongLong   = 8
+	mysqlTypeMediumBlob = 250
+	mysqlTypeLongBlob   = 251
+	mysqlTypeBlob       = 252
+	mysqlTypeVarString  = 253
+)
+
+// MariaDB's limits for string results: MAX_BLOB_WIDTH octets, a VARCHAR's
+// largest length, the longest text a temporary table keeps as VARCHAR
+// (CONVERT_IF_BIGGER_TO_BLOB characters), and NOT_FIXED_DEC (the decimals
+// of a string function's result).
+const (
+	maxBlobWidth         = 16777216
+	maxVarcharOctets     = 65535
+	convertToBlobChars   = 512
+	notFixedDec          = 39
+	notFixedDec31        = 31 // a DOUBLE's decimals when not fixed
+	resultCharsetMaxLen  = 4  // utf8mb4, what results are sent in
+	maxWireColumnLength  = 1<<32 - 1
+	longTextChars        = types.LongTextBlobMax / resultCharsetMaxLen
+	int32DecimalDigitsLE = 10 // an integer literal this long is INT, longer BIGINT
+)
+
+// colMeta is one column's definition as MariaDB would send it.
+type colMeta struct {
+	typ      byte
+	length   uint32
+	decimals uint8
+}
+
+// stmtMeta holds what resultMetaRule derived for a statement's result
+// (nil elements: the column keeps go-mysql-server's own type).
+type stmtMeta struct {
+	cols []*colMeta
+	// firstTable is the name (or alias) of the first table in the
+	// statement's FROM, which MariaDB's join order tends to read first.
+	firstTable string
+}
+
+type metaKey struct{}
+
+// resultMetaRule derives the top-level result's metadata into the
+// statement's stmtMeta; subqueries (a non-empty scope) are skipped.
+func resultMetaRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	if !scope.IsEmpty() {
+		return n, transform.SameTree, nil
+	}
+	if m, ok := ctx.Value(metaKey{}).(*stmtMeta); ok {
+		m.cols = deriveMeta(ctx, n)
+	}
+	return n, transform.SameTree, nil
+}
+
+// deriveMeta is the metadata of n's result columns that MariaDB derives
+// differently from go-mysql-server's types.
+func deriveMeta(ctx *sql.Context, n sql.Node) []*colMeta {
+	schema := n.Schema()
+	out := make([]*colMeta, len(schema))
+	first := ""
+	if m, ok := ctx.Value(metaKey{}).(*stmtMeta); ok {
+		first = m.firstTable
+	}
+	tmp := usesTempTable(ctx, n, first)
+	for i, c := range schema {
+		e, child := produced(n, i)
+		if e == nil || !types.TypesEqual(e.Type(), c.Type) {
+			continue
+		}
+		out[i] = exprMeta(e, child, tmp)
+	}
+	return out
+}
+
+// passThrough are nodes whose rows are their child's.
+func passThrough(n sql.Node) (sql.Node, bool) {
+	switch n := n.(type) {
+	case *plan.Filter:
+		return n.Child, true
+	case *plan.Having:
+		return n.Child, true
+	case *plan.Sort:
+		return n.Child, true
+	case *plan.TopN:
+		return n.Child, true
+	case *plan.Limit:
+		return n.Child, true
+	case *plan.Offset:
+		return n.Child, true
+	case *plan.Distinct:
+		return n.Child, true
+	case *plan.OrderedDistinct:
+		return n.Child, true
+	case *plan.SubqueryAlias:
+		return n.Child, true
+	}
+	return nil, false
+}
+
+// produced is the expression that computes column i of n's result and
+// the node whose rows it reads; nil when the column is a table's own.
+func produced(n sql.Node, i int) (sql.Expression, sql.Node) {
+	for {
+		child, ok := passThrough(n)
+		if !ok {
+			break
+		}
+		n = child
+	}
+	var exprs []sql.Expression
+	var child sql.Node
+	switch n := n.(type) {
+	case *plan.Project:
+		exprs, child = n.Projections, n.Child
+	case *plan.GroupBy:
+		exprs, child = n.SelectedExprs, n.Child
+	case *plan.Window:
+		exprs, child = n.SelectExprs, n.Child
+	default:
+		return nil, nil
+	}
+	if i >= len(exprs) {
+		return nil, nil
+	}
+	return resolveRef(exprs[i], child)
+}
+
+// resolveRef follows a reference to a column computed below (by its
+// column id) to the expression computing it.
+func resolveRef(e sql.Expression, child sql.Node) (sql.Expression, sql.Node) {
+	e = unalias(e)
+	gf, ok := e.(*expression.GetField)
+	if !ok {
+		return e, child
+	}
+	if p, c := findColumn(child, gf.Id()); p != nil {
+		return p, c
+	}
+	return nil, nil
+}
+
+func unalias(e sql.Expression) sql.Expression {
+	for {
+		a, ok := e.(*expression.Alias)
+		if !ok {
+			return e
+		}
+		e = a.Child
+	}
+}
+
+// findColumn finds the expression computing column id below n.
+func findColumn(n sql.Node, id sql.ColumnId) (sql.Expression, sql.Node) {
+	if id == 0 || n == nil {
+		return nil, nil
+	}
+	var exprs []sql.Expression
+	var child sql.Node
+	switch n := n.(type) {
+	case *plan.Project:
+		exprs, child = n.Projections, n.Child
+	case *plan.GroupBy:
+		exprs, child = n.SelectedExprs, n.Child
+	case *plan.Window:
+		exprs, child = n.SelectExprs, n.Child
+	case *plan.SubqueryAlias:
+		// The alias numbers its columns anew, in order.
+		pos, i := -1, 0
+		n.Columns().ForEach(func(c sql.ColumnId) {
+			if c == id {
+				pos = i
+			}
+			i++
+		})
+		if pos < 0 {
+			return nil, nil
+		}
+		return produced(n.Child, pos)
+	case *plan.ResolvedTable, *plan.TableAlias:
+		return nil, nil
+	default:
+		for _, c := range n.Children() {
+			if e, cn := findColumn(c, id); e != nil {
+				return e, cn
+			}
+		}
+		return nil, nil
+	}
+	for _, e := range exprs {
+		x, ok := e.(sql.IdExpression)
+		if !ok || x.Id() != id {
+			continue
+		}
+		if gf, ok := e.(*expression.GetField); ok {
+			return findColumn(child, gf.Id())
+		}
+		return unalias(e), child
+	}
+	return findColumn(child, id)
+}
+
+// exprMeta is MariaDB's definition of a column computed by e over the
+// rows of child; nil keeps go-mysql-server's. tmp says MariaDB's plan
+// materializes the result in a temporary table, which stores strings of
+// more than 512 characters as BLOB/TEXT columns.
+func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
+	t := e.Type()
+	switch {
+	case types.IsText(t):
+		if m := minMaxColumn(e, child, tmp); m != nil {
+			return m
+		}
+		chars, ok := charLength(e, child)
+		if !ok {
+			return nil
+		}
+		return stringMeta(chars, stringDecimals(e), tmp)
+	case t == types.Null:
+		return nil
+	case types.IsFloat(t):
+		if a, ok := e.(*exactAgg); ok && a.Type() == types.Float64 {
+			// MariaDB's SUM/AVG of DOUBLE: DBL_DIG + 8.
+			return &colMeta{typ: mysqlTypeDouble, length: 23, decimals: notFixedDec31}
+		}
+		if r, ok := e.(*decimalRound); ok {
+			// ROUND(double, d): a DOUBLE with d decimals, printed with d
+			// fraction digits (float_length: DBL_DIG + 2 + d).
+			if d, ok := roundDigits(r); ok {
+				return &colMeta{typ: mysqlTypeDouble, length: uint32(17 + d), decimals: uint8(d)}
+			}
+		}
+	case types.IsInteger(t):
+		if lit, ok := e.(*expression.Literal); ok {
+			n, _ := numLength(lit, child)
+			if n <= int32DecimalDigitsLE {
+				return &colMeta{typ: mysqlTypeLong, length: uint32(n)}
+			}
+			return &colMeta{typ: mysqlTypeLongLong, length: uint32(n)}
+		}
+		if t == types.Boolean {
+			// Comparisons, AND/OR/NOT, IS NULL, LIKE, IN: INT(1).
+			return &colMeta{typ: mysqlTypeLong, length: 1}
+		}
+		if f, ok := e.(sql.FunctionExpression); ok && strings.EqualFold(f.FunctionName(), "unix_timestamp") {
+			return &colMeta{typ: mysqlTypeLongLong, length: unixTimestampDigits}
+		}
+		if n, ok := numLength(e, child); ok {
+			mt, _ := sqltypes.TypeToMySQL(t.Type())
+			if _, div := e.(*expression.IntDiv); div && n <= int32DecimalDigitsLE-1 {
+				// Item_func_int_div: INT when it fits in 9 digits.
+				mt = mysqlTypeLong
+			}
+			if f, ok := e.(sql.FunctionExpression); ok && tmp && signedDatePart[strings.ToLower(f.FunctionName())] {
+				// A temporary table's column has room for a sign.
+				n++
+			}
+			return &colMeta{typ: byte(mt), length: uint32(n)}
+		}
+	case types.IsDecimal(t):
+		scale := int(t.(sql.DecimalType).Scale())
+		if f, ok := e.(sql.FunctionExpression); ok && strings.EqualFold(f.FunctionName(), "unix_timestamp") {
+			// Item_func_unix_timestamp: 17 digits and the fraction.
+			return &colMeta{typ: mysqlTypeNewDecimal, length: uint32(unixTimestampDigits + 1 + scale), decimals: uint8(scale)}
+		}
+		if p, s, ok := decimalPS(e, child); ok && s == scale {
+			return &colMeta{typ: mysqlTypeNewDecimal, length: decimalLength(p, s), decimals: uint8(s)}
+		}
+	}
+	return nil
+}
+
+// unixTimestampDigits is the integer digits MariaDB gives UNIX_TIMESTAMP.
+const unixTimestampDigits = 17
+
+// signedDatePart are the date and time parts MariaDB's temporary tables
+// widen by a sign's place.
+var signedDatePart = map[string]bool{"hour": true, "minute": true, "second": true, "day": true, "dayofmonth": true,
+	"month": true, "week": true, "quarter": true, "dayofyear": true, "year": true}
+
+// decimalLength is a signed DECIMAL(p, s)'s printed length.
+func decimalLength(p, s int) uint32 {
+	n := p + 1
+	if s > 0 {
+		n++
+	}
+	return uint32(n)
+}
+
+// roundDigits is ROUND's constant number of digits (0 without one).
+func roundDigits(r *decimalRound) (int, bool) {
+	kids := r.Children()
+	if len(kids) < 2 {
+		return 0, true
+	}
+	d, ok := constInt(kids[1])
+	if !ok {
+		return 0, false
+	}
+	return int(max(0, min(d, maxDecimalScale))), true
+}
+
+// decimalPS is MariaDB's decimal precision and scale of a numeric
+// expression (Item::decimal_precision and decimals): how DECIMAL results
+// are sized.
+func decimalPS(e sql.Expression, child sql.Node) (p, s int, ok bool) {
+	e = unalias(e)
+	t := e.Type()
+	switch x := e.(type) {
+	case *expression.GetField:
+		if pe, c := findColumn(child, x.Id()); pe != nil {
+			return decimalPS(pe, c)
+		}
+	case *expression.Div:
+		p1, s1, ok1 := decimalPS(x.LeftChild, child)
+		_, s2, ok2 := decimalPS(x.RightChild, child)
+		return min(p1+s2+divPrecisionIncrement, maxDecimalPrecision), min(s1+divPrecisionIncrement, maxDecimalScale), ok1 && ok2
+	case *checkedArith:
+		return arithPS(x.Arithmetic, child)
+	case *expression.Arithmetic:
+		return arithPS(x, child)
+	case *decimalRound:
+		p0, s0, ok := decimalPS(x.Children()[0], child)
+		d, okd := roundDigits(x)
+		if !ok || !okd {
+			return 0, 0, false
+		}
+		p = p0 - s0 + d
+		if d < s0 {
+			p++ // rounding may carry into a new digit
+		}
+		return max(p, 1), d, true
+	case *extremum:
+		ip, sc := 0, 0
+		for _, a := range x.args {
+			pa, sa, ok := decimalPS(a, child)
+			if !ok {
+				return 0, 0, false
+			}
+			ip, sc = max(ip, pa-sa), max(sc, sa)
+		}
+		return ip + sc, sc, true
+	case *exactAgg:
+		if dt, ok := x.Type().(sql.DecimalType); ok {
+			pa, _, ok := decimalPS(x.child, child)
+			if !ok {
+				return int(dt.Precision()), int(dt.Scale()), true
+			}
+			if x.avg {
+				return min(pa+divPrecisionIncrement, maxDecimalPrecision), int(dt.Scale()), true
+			}
+			return min(pa+22, maxDecimalPrecision), int(dt.Scale()), true
+		}
+	}
+	switch {
+	case types.IsDecimal(t):
+		dt := t.(sql.DecimalType)
+		return int(dt.Precision()), int(dt.Scale()), true
+	case types.IsInteger(t):
+		if n, ok := numLength(e, child); ok {
+			if !types.IsUnsigned(t) {
+				n--
+			}
+			return int(max(n, 1)), 0, true
+		}
+		return intDigits(t), 0, true
+	case isTemporal(t):
+		_, p, s := argKind(t)
+		return p, s, true
+	}
+	return 0, 0, false
+}
+
+// arithPS: + and - keep the longer integer part and the larger scale and
+// may carry; * adds both.
+func arithPS(a *expression.Arithmetic, child sql.Node) (int, int, bool) {
+	p1, s1, ok1 := decimalPS(a.LeftChild, child)
+	p2, s2, ok2 := decimalPS(a.RightChild, child)
+	if !ok1 || !ok2 {
+		return 0, 0, false
+	}
+	switch a.Op {
+	case "+", "-":
+		sc := max(s1, s2)
+		return min(max(p1-s1, p2-s2)+sc+1, maxDecimalPrecision), sc, true
+	case "*":
+		return min(p1+p2, maxDecimalPrecision), min(s1+s2, maxDecimalScale), true
+	}
+	return 0, 0, false
+}
+
+// minMaxColumn: MIN and MAX of a table's column have the column's type
+// (in a temporary table MariaDB copies the field, whatever its length);
+// nil for anything else.
+func minMaxColumn(e sql.Expression, child sql.Node, tmp bool) *colMeta {
+	f, ok := e.(sql.FunctionExpression)
+	if !ok {
+		return nil
+	}
+	switch strings.ToLower(f.FunctionName()) {
+	case "min", "max":
+	default:
+		return nil
+	}
+	gf, ok := unalias(e.Children()[0]).(*expression.GetField)
+	if !ok {
+		return nil
+	}
+	if p, _ := findColumn(child, gf.Id()); p != nil {
+		return nil
+	}
+	st, ok := gf.Type().(sql.StringType)
+	if !ok {
+		return nil
+	}
+	// Outside a temporary table the aggregate has the column's type
+	// and NOT_FIXED_DEC.
+	var decimals uint8
+	if !tmp {
+		decimals = notFixedDec
+	}
+	if st.Type() == sqltypes.Text {
+		// The field's bytes, each a character of up to 4 bytes, and the
+		// item's once more when not copied (MariaDB counts blob lengths so).
+		n := st.MaxByteLength() * resultCharsetMaxLen
+		if !tmp {
+			n *= resultCharsetMaxLen
+		}
+		return &colMeta{typ: mysqlTypeBlob, length: uint32(min(n, maxWireColumnLength)), decimals: decimals}
+	}
+	return &colMeta{typ: mysqlTypeVarString, length: uint32(st.Length() * resultCharsetMaxLen), decimals: decimals}
+}
+
+// stringMeta is the definition of a string result of chars characters:
+// VARCHAR up to 65535 octets, then MEDIUMBLOB or LONGBLOB by size
+// (Type_handler::string_type_handler), blobs' lengths counted in the
+// result charset's bytes per character; in a temporary table, a BLOB
+// (TEXT, MEDIUMTEXT, LONGTEXT) beyond 512 characters.
+func stringMeta(chars int64, decimals uint8, tmp bool) *colMeta {
+	octets := min(chars*resultCharsetMaxLen, maxBlobWidth)
+	if tmp {
+		if chars <= convertToBlobChars {
+			return &colMeta{typ: mysqlTypeVarString, length: uint32(octets)}
+		}
+		var blob int64
+		switch {
+		case octets <= types.TinyTextBlobMax:
+			blob = types.TinyTextBlobMax
+		case octets <= types.TextBlobMax:
+			blob = types.TextBlobMax
+		case octets <= types.MediumTextBlobMax:
+			blob = types.MediumTextBlobMax
+		default:
+			blob = types.LongTextBlobMax
+		}
+		return &colMeta{typ: mysqlTypeBlob, length: uint32(min(blob*resultCharsetMaxLen, maxWireColumnLength))}
+	}
+	switch {
+	case octets >= maxBlobWidth:
+		return &colMeta{typ: mysqlTypeLongBlob, length: uint32(octets * resultCharsetMaxLen), decimals: decimals}
+	case octets >= 65536:
+		return &colMeta{typ: mysqlTypeMediumBlob, length: uint32(octets * resultCharsetMaxLen), decimals: decimals}
+	case octets >= maxVarcharOctets:
+		return &colMeta{typ: mysqlTypeBlob, length: uint32(octets * resultCharsetMaxLen), decimals: decimals}
+	}
+	return &colMeta{typ: mysqlTypeVarString, length: uint32(octets), decimals: decimals}
+}
+
+// stringDecimals: MariaDB marks string functions' results NOT_FIXED_DEC,
+// the date formatting functions' 0.
+func stringDecimals(e sql.Expression) uint8 {
+	if f, ok := e.(sql.FunctionExpression); ok {
+		switch strings.ToLower(f.FunctionName()) {
+		case "date_format", "time_format", "from_unixtime":
+			return 0
+		}
+	}
+	return notFixedDec
+}
+
+// constInt is e's value when e is an integer literal.
+func constInt(e sql.Expression) (int64, bool) {
+	lit, ok := unalias(e).(*expression.Literal)
+	if !ok {
+		return 0, false
+	}
+	n, ok := types.CoalesceInt(lit.Value())
+	return int64(n), ok
+}
+
+// constString is e's value when e is a string literal.
+func constString(e sql.Expression) (string, bool) {
+	lit, ok := unalias(e).(*expression.Literal)
+	if !ok {
+		return "", false
+	}
+	s, ok := lit.Value().(string)
+	return s, ok
+}
+
+// charLength is MariaDB's max_char_length of e: the most characters its
+// text can have.
+func charLength(e sql.Expression, child sql.Node) (int64, bool) {
+	e = unalias(e)
+	if gf, ok := e.(*expression.GetField); ok {
+		if p, c := findColumn(child, gf.Id()); p != nil {
+			return charLength(p, c)
+		}
+		return typeChars(gf.Type())
+	}
+	if tt, ok := e.(*temporalText); ok {
+		return typeChars(tt.child.Type())
+	}
+	if et, ok := e.(*enumText); ok {
+		return typeChars(et.Enum.Type())
+	}
+	if c, ok := e.(*expression.Convert); ok && types.IsText(c.Type()) && !types.IsTextBlob(c.Type()) {
+		if st, ok := c.Type().(sql.StringType); ok {
+			return st.Length(), true // CAST(x AS CHAR(n))
+		}
+	}
+	if c, ok := e.(*expression.Convert); ok && types.IsText(c.Type()) {
+		return charLength(c.Children()[0], child) // CAST(x AS CHAR)
+	}
+	if lit, ok := e.(*expression.Literal); ok {
+		switch v := lit.Value().(type) {
+		case string:
+			return int64(utf8.RuneCountInString(v)), true
+		case nil:
+			return 0, true
+		}
+		return typeChars(lit.Type())
+	}
+	if !types.IsText(e.Type()) {
+		if n, ok := numLength(e, child); ok {
+			return n, true
+		}
+		return typeChars(e.Type())
+	}
+	f, ok := e.(sql.FunctionExpression)
+	if !ok {
+		return 0, false
+	}
+	args := e.Children()
+	arg := func(i int) (int64, bool) {
+		if i >= len(args) {
+			return 0, false
+		}
+		return charLength(args[i], child)
+	}
+	switch strings.ToLower(f.FunctionName()) {
+	case "upper", "ucase", "lower", "lcase", "trim", "ltrim", "rtrim", "reverse", "substring_index",
+		"min", "max", "any_value", "first", "last", "nullif":
+		return arg(0)
+	case "if":
+		return maxChars(args[1:], child)
+	case "ifnull", "coalesce", "greatest", "least":
+		return maxChars(args, child)
+	case "concat", "concat_ws":
+		var sum int64
+		for i := range args {
+			n, ok := arg(i)
+			if !ok {
+				return 0, false
+			}
+			sum += n
+		}
+		if f.FunctionName() == "concat_ws" && len(args) > 1 {
+			sep, _ := arg(0)
+			sum += sep*int64(len(args)-2) - sep
+		}
+		return sum, true
+	case "left", "right":
+		n, ok := arg(0)
+		if !ok {
+			return 0, false
+		}
+		if k, isConst := constInt(args[1]); isConst {
+			return max(0, min(k, n)), true
+		}
+		return n, true
+	case "substring", "substr", "mid":
+		// MariaDB's Item_func_substr: the argument's length in octets,
+		// less the skipped characters, at most the constant length, in
+		// characters.
+		n, ok := arg(0)
+		if !ok {
+			return 0, false
+		}
+		m := min(n*resultCharsetMaxLen, maxBlobWidth)
+		if len(args) > 1 {
+			if start, isConst := constInt(args[1]); isConst {
+				if start < 0 {
+					m = min(-start, m)
+					if -start > m {
+						m = 0
+					}
+				} else {
+					m -= min(max(start-1, 0), m)
+				}
+			}
+		}
+		if len(args) > 2 {
+			if l, isConst := constInt(args[2]); isConst {
+				m = max(0, min(m, l))
+			}
+		}
+		return m, true
+	case "replace":
+		n, ok := arg(0)
+		to, ok2 := arg(2)
+		if !ok || !ok2 {
+			return 0, false
+		}
+		if to > 1 {
+			n += n * (to - 1)
+		}
+		return n, true
+	case "lpad", "rpad":
+		if k, isConst := constInt(args[1]); isConst {
+			return max(0, k), true
+		}
+		return arg(0)
+	case "date_format", "time_format":
+		if format, isConst := constString(args[1]); isConst {
+			return dateFormatLength(format), true
+		}
+	case "from_unixtime":
+		if len(args) == 2 {
+			if format, isConst := constString(args[1]); isConst {
+				return dateFormatLength(format), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// maxChars is the longest charLength of es.
+func maxChars(es []sql.Expression, child sql.Node) (int64, bool) {
+	var n int64
+	for _, e := range es {
+		l, ok := charLength(e, child)
+		if !ok {
+			return 0, false
+		}
+		n = max(n, l)
+	}
+	return n, len(es) > 0
+}
+
+// dateFormatLength is MariaDB's Item_func_date_format::format_length: the
+// longest text format can produce, in characters.
+func dateFormatLength(format string) int64 {
+	var n int64
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' || i == len(format)-1 {
+			n++
+			continue
+		}
+		i++
+		switch format[i] {
+		case 'M', 'W':
+			n += 64
+		case 'D', 'Y', 'x', 'X':
+			n += 4
+		case 'a', 'b':
+			n += 32
+		case 'j':
+			n += 3
+		case 'U', 'u', 'V', 'v', 'y', 'm', 'd', 'h', 'I', 'i', 'l', 'p', 'S', 's', 'c', 'e':
+			n += 2
+		case 'k', 'H':
+			n += 7
+		case 'r':
+			n += 11
+		case 'T':
+			n += 8
+		case 'f':
+			n += 6
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// typeChars is the characters a value of type t prints in at most, as
+// MariaDB counts a column's max_length.
+func typeChars(t sql.Type) (int64, bool) {
+	switch {
+	case types.IsEnum(t):
+		// An ENUM's longest value.
+		var n int64
+		for _, v := range t.(sql.EnumType).Values() {
+			n = max(n, int64(utf8.RuneCountInString(v)))
+		}
+		return n, true
+	case types.IsText(t):
+		if st, ok := t.(sql.StringType); ok {
+			if st.Type() == sqltypes.Text {
+				// MariaDB counts a TEXT's length in bytes, each of
+				// which may be a character.
+				return st.MaxByteLength(), true
+			}
+			return st.Length(), true
+		}
+	case types.IsInteger(t):
+		return intLength(t), true
+	case types.IsDecimal(t):
+		dt := t.(sql.DecimalType)
+		n := int64(dt.Precision()) + 1
+		if dt.Scale() > 0 {
+			n++
+		}
+		return n, true
+	case types.IsFloat(t):
+		return 22, true
+	case t.Type() == sqltypes.Date:
+		return 10, true
+	case t.Type() == sqltypes.Datetime || t.Type() == sqltypes.Timestamp:
+		return int64(datetimeLength(t)), true
+	case t.Type() == sqltypes.Year:
+		return 4, true
+	}
+	return 0, false
+}
+
+// intLength is MariaDB's display length of an integer type.
+func intLength(t sql.Type) int64 {
+	unsigned := types.IsUnsigned(t)
+	switch t.Type() {
+	case sqltypes.Int8, sqltypes.Uint8:
+		if unsigned {
+			return 3
+		}
+		return 4
+	case sqltypes.Int16, sqltypes.Uint16:
+		if unsigned {
+			return 5
+		}
+		return 6
+	case sqltypes.Int24, sqltypes.Uint24:
+		if unsigned {
+			return 8
+		}
+		return 9
+	case sqltypes.Int32, sqltypes.Uint32:
+		if unsigned {
+			return 10
+		}
+		return 11
+	}
+	return 20
+}
+
+// datetimeLength is a DATETIME(p)'s printed length: 19, and p fraction
+// digits after a point.
+func datetimeLength(t sql.Type) uint32 {
+	p := 0
+	if dt, ok := t.(sql.DatetimeType); ok {
+		p = dt.Precision()
+	}
+	if p == 0 {
+		return 19
+	}
+	return uint32(20 + p)
+}
+
+// numLength is MariaDB's max_length of an integer expression.
+func numLength(e sql.Expression, child sql.Node) (int64, bool) {
+	e = unalias(e)
+	switch x := e.(type) {
+	case expression.NamedLiteral:
+		// A string read as a number (numbers.go): MariaDB counts the
+		// string's characters.
+		return int64(utf8.RuneCountInString(strings.Trim(x.Name, "'"))), true
+	case *expression.Literal:
+		n, ok := types.CoalesceInt(x.Value())
+		if !ok {
+			return typeChars(x.Type())
+		}
+		return int64(len(strconv.FormatInt(int64(n), 10))), true
+	case *expression.GetField:
+		if p, c := findColumn(child, x.Id()); p != nil {
+			return numLength(p, c)
+		}
+		return typeChars(x.Type())
+	case *checkedArith:
+		return arithLength(x.Arithmetic, child)
+	case *expression.Arithmetic:
+		return arithLength(x, child)
+	case *intMod:
+		return maxLength(x.LeftChild, x.RightChild, child)
+	case *expression.IntDiv:
+		l, ok := numLength(x.LeftChild, child)
+		return max(l-1, 1), ok
+	}
+	if !types.IsInteger(e.Type()) {
+		return 0, false
+	}
+	f, ok := e.(sql.FunctionExpression)
+	if !ok {
+		return 0, false
+	}
+	switch strings.ToLower(f.FunctionName()) {
+	case "abs", "min", "max", "any_value", "first", "last":
+		return numLength(e.Children()[0], child)
+	case "hour", "month", "day", "dayofmonth", "minute", "second", "week":
+		return 2, true
+	case "dayofweek", "weekday", "quarter":
+		return 1, true
+	case "dayofyear":
+		return 3, true
+	case "year":
+		return 4, true
+	case "yearweek":
+		return 6, true
+	case "length", "char_length", "character_length", "octet_length", "locate", "instr":
+		return 10, true
+	case "timestampdiff", "count", "countdistinct":
+		return 21, true
+	}
+	return 0, false
+}
+
+func maxLength(a, b sql.Expression, child sql.Node) (int64, bool) {
+	l, ok1 := numLength(a, child)
+	r, ok2 := numLength(b, child)
+	return max(l, r), ok1 && ok2
+}
+
+// arithLength: + and - are one longer than the longer operand, * as long
+// as both together (MariaDB's Item_func_additive_op / Item_func_mul).
+func arithLength(a *expression.Arithmetic, child sql.Node) (int64, bool) {
+	if !types.IsInteger(a.Type()) {
+		return 0, false
+	}
+	switch a.Op {
+	case "+", "-":
+		n, ok := maxLength(a.LeftChild, a.RightChild, child)
+		return n + 1, ok
+	case "*":
+		l, ok1 := numLength(a.LeftChild, child)
+		r, ok2 := numLength(a.RightChild, child)
+		return l + r, ok1 && ok2
+	}
+	return 0, false
+}
+
+// usesTempTable says whether MariaDB's plan for n's query materializes
+// its result in a temporary table (JOIN::test_if_need_tmp_table), as far
+// as the query's shape tells: with DISTINCT or window functions; with
+// GROUP BY, unless the rows are grouped by sorting (an aggregate of
+// DISTINCT values) or by an index (one table grouped by the first column
+// of one of its indexes); with a GROUP BY ordered by anything but its
+// keys; with an ORDER BY over a join, unless it sorts by columns of the
+// first table in FROM only. It reads the top-level query only.
+func usesTempTable(ctx *sql.Context, n sql.Node, first string) bool {
+	var group *plan.GroupBy
+	var sorts []sql.SortField
+	var sortChild sql.Node
+	tmp := false
+	var walk func(n sql.Node)
+	walk = func(n sql.Node) {
+		switch x := n.(type) {
+		case *plan.Distinct, *plan.OrderedDistinct, *plan.Window:
+			tmp = true
+		case *plan.GroupBy:
+			if group == nil {
+				group = x
+			}
+			return
+		case *plan.Sort:
+			if sorts == nil {
+				sorts, sortChild = x.SortFields, x.Child
+			}
+		case *plan.TopN:
+			if sorts == nil {
+				sorts, sortChild = x.Fields, x.Child
+			}
+		case *plan.SubqueryAlias, *plan.ResolvedTable, *plan.TableAlias:
+			return
+		}
+		for _, c := range n.Children() {
+			walk(c)
+		}
+	}
+	walk(n)
+	if tmp {
+		return true
+	}
+	if group != nil && len(group.GroupByExprs) > 0 {
+		if sorts != nil && !sortsByKeys(sorts, sortChild, group) {
+			return true
+		}
+		return !hasDistinctAggregate(group.SelectedExprs) && !groupsByIndex(ctx, group)
+	}
+	if sorts != nil && tableCount(n) > 1 {
+		// MariaDB sorts the first table it reads, else the joined rows
+		// in a temporary table; which table it reads first is its
+		// optimizer's choice: here the first one in FROM.
+		tables := map[string]bool{}
+		for _, f := range sorts {
+			tablesOf(f.Column, sortChild, tables)
+		}
+		return len(tables) > 1 || (len(tables) == 1 && !tables[first])
+	}
+	return false
+}
+
+// firstFromTable is the name or alias of the first table in a SELECT's
+// FROM clause ("" when none or not a SELECT).
+func firstFromTable(stmt ast.Statement) string {
+	sel, ok := stmt.(*ast.Select)
+	if !ok || len(sel.From) == 0 {
+		return ""
+	}
+	t := sel.From[0]
+	for {
+		j, ok := t.(*ast.JoinTableExpr)
+		if !ok {
+			break
+		}
+		t = j.LeftExpr
+	}
+	a, ok := t.(*ast.AliasedTableExpr)
+	if !ok {
+		return ""
+	}
+	if !a.As.IsEmpty() {
+		return strings.ToLower(a.As.String())
+	}
+	if tn, ok := a.Expr.(ast.TableName); ok {
+		return strings.ToLower(tn.Name.String())
+	}
+	return ""
+}
+
+// noteFirstTable records stmt's first table in the statement's stmtMeta.
+func noteFirstTable(ctx context.Context, stmt ast.Statement) {
+	if m, ok := ctx.Value(metaKey{}).(*stmtMeta); ok {
+		m.firstTable = firstFromTable(stmt)
+	}
+}
+
+// sortsByKeys says the ORDER BY is a prefix of the GROUP BY keys (MariaDB
+// then drops it: grouping sorts by the keys already).
+func sortsByKeys(sorts []sql.SortField, child sql.Node, g *plan.GroupBy) bool {
+	if len(sorts) > len(g.GroupByExprs) {
+		return false
+	}
+	for i, f := range sorts {
+		e, _ := resolveRef(f.Column, child)
+		k := unalias(g.GroupByExprs[i])
+		if kf, ok := k.(*expression.GetField); ok {
+			if p, _ := findColumn(g.Child, kf.Id()); p != nil {
+				k = p
+			}
+		}
+		if e == nil || !strings.EqualFold(e.String(), k.String()) {
+			return false
+		}
+	}
+	return true
+}
+
+// groupsByIndex: one table grouped by one column that leads one of its
+// indexes (MariaDB reads the index in order instead of a temporary table).
+func groupsByIndex(ctx *sql.Context, g *plan.GroupBy) bool {
+	if tableCount(g.Child) != 1 || len(g.GroupByExprs) != 1 {
+		return false
+	}
+	gf, ok := unalias(g.GroupByExprs[0]).(*expression.GetField)
+	if !ok {
+		return false
+	}
+	if p, _ := findColumn(g.Child, gf.Id()); p != nil {
+		if gf, ok = unalias(p).(*expression.GetField); !ok {
+			return false
+		}
+	}
+	var table sql.Table
+	transform.Inspect(g.Child, func(n sql.Node) bool {
+		if rt, ok := n.(*plan.ResolvedTable); ok {
+			table = rt.UnderlyingTable()
+		}
+		return table == nil
+	})
+	ia, ok := table.(sql.IndexAddressable)
+	if !ok {
+		return false
+	}
+	idxs, err := ia.GetIndexes(ctx)
+	if err != nil {
+		return false
+	}
+	for _, x := range idxs {
+		if exprs := x.Expressions(); len(exprs) > 0 {
+			col := exprs[0]
+			if i := strings.LastIndexByte(col, '.'); i >= 0 {
+				col = col[i+1:]
+			}
+			if strings.EqualFold(col, gf.Name()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tablesOf adds the tables whose columns e reads to tables.
+func tablesOf(e sql.Expression, child sql.Node, tables map[string]bool) {
+	transform.InspectExpr(e, func(e sql.Expression) bool {
+		gf, ok := e.(*expression.GetField)
+		if !ok {
+			return false
+		}
+		if p, c := findColumn(child, gf.Id()); p != nil {
+			if _, same := p.(*expression.GetField); !same || c != child {
+				tablesOf(p, c, tables)
+				return false
+			}
+		}
+		if gf.Table() != "" {
+			tables[strings.ToLower(gf.Table())] = true
+		}
+		return false
+	})
+}
+
+// tableCount is the number of tables and derived tables the query reads
+// (not those of its subqueries).
+func tableCount(n sql.Node) int {
+	count := 0
+	var walk func(n sql.Node)
+	walk = func(n sql.Node) {
+		switch n.(type) {
+		case *plan.SubqueryAlias, *plan.ResolvedTable, *plan.TableAlias, *plan.IndexedTableAccess:
+			count++
+			return
+		}
+		for _, c := range n.Children() {
+			walk(c)
+		}
+	}
+	walk(n)
+	return count
+}
+
+// hasDistinctAggregate says an aggregate of DISTINCT values is among es.
+func hasDistinctAggregate(es []sql.Expression) bool {
+	for _, e := range es {
+		if transform.InspectExpr(e, func(e sql.Expression) bool {
+			switch e.(type) {
+			case *aggregation.CountDistinct, *expression.DistinctExpression:
+				return true
+			}
+			return false
+		}) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,432 @@
+package sqlview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// SUM and AVG (aggregates.go) answer MariaDB's types and digits: exact
+// DECIMAL for integers, decimals and dates, AVG with four more fraction
+// digits, DOUBLE for floats and text, windows framed as MySQL frames them.
+func TestAggregatesMatchMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	r := refConn(t)
+	for _, q := range []string{
+		"SELECT SUM(total_bytes), AVG(total_bytes), SUM(total_objects), AVG(sample_period), COUNT(*) FROM heapprof.snapshots",
+		"SELECT node_id, SUM(total_bytes) s, AVG(total_bytes) a, AVG(DISTINCT total_objects) d, SUM(DISTINCT sample_period) p FROM heapprof.snapshots GROUP BY node_id ORDER BY node_id",
+		// Dates are numbers YYYYMMDDhhmmss.ffffff; text its leading number.
+		"SELECT SUM(taken_at), AVG(taken_at), SUM(DATE(taken_at)), AVG(DATE(taken_at)), SUM(node_addr), AVG(node_addr) FROM heapprof.snapshots",
+		// No rows, NULLs.
+		"SELECT SUM(total_bytes), AVG(total_bytes), SUM(NULL), AVG(NULL) FROM heapprof.snapshots WHERE node_id = 0",
+		// Beyond 2^53 a DOUBLE sum loses the last digit.
+		"SELECT SUM(x), AVG(x) FROM (SELECT 9007199254740993 AS x UNION ALL SELECT 9007199254740993 UNION ALL SELECT 1) t",
+		// Beyond BIGINT.
+		"SELECT SUM(x), AVG(x) FROM (SELECT 9223372036854775807 AS x UNION ALL SELECT 9223372036854775807 UNION ALL SELECT -5) t",
+		"SELECT SUM(x) FROM (SELECT -9223372036854775807 AS x UNION ALL SELECT -9223372036854775807 UNION ALL SELECT 9223372036854775807) t",
+		// Rounded half away from zero, at the argument's scale + 4.
+		"SELECT AVG(x) FROM (SELECT -1 AS x UNION ALL SELECT -2 UNION ALL SELECT -2) t",
+		"SELECT AVG(x), SUM(x) FROM (SELECT 0.00005 AS x UNION ALL SELECT 0.00010) t",
+		"SELECT SUM(total_bytes * 2), AVG(total_bytes DIV 3), SUM(node_id = 10001) FROM heapprof.snapshots",
+		// Columns reading a SUM or AVG: derived tables, CTEs, HAVING,
+		// arithmetic, subqueries.
+		"SELECT d.s * 2, d.a / 3, d.s FROM (SELECT node_id, SUM(total_bytes) s, AVG(total_objects) a FROM heapprof.snapshots GROUP BY node_id) d ORDER BY d.node_id",
+		"WITH t AS (SELECT node_kind, AVG(total_bytes) a FROM heapprof.snapshots GROUP BY node_kind) SELECT * FROM t WHERE a > 1 ORDER BY a",
+		"SELECT node_id, SUM(total_bytes) FROM heapprof.snapshots GROUP BY node_id HAVING AVG(total_bytes) > 5000000 ORDER BY 2 DESC",
+		"SELECT id, (SELECT SUM(flat_bytes) FROM heapprof.functions f WHERE f.snapshot_id = s.id) x FROM heapprof.snapshots s ORDER BY id",
+		// Windows: partitions, the default frame with ORDER BY (to the
+		// last peer), explicit frames.
+		"SELECT id, SUM(total_bytes) OVER (PARTITION BY node_id ORDER BY taken_at) a, AVG(total_bytes) OVER () b FROM heapprof.snapshots ORDER BY id",
+		"SELECT id, SUM(node_id) OVER (ORDER BY node_kind) c, AVG(total_objects) OVER (ORDER BY node_kind, node_id) d FROM heapprof.snapshots ORDER BY id",
+		"SELECT id, SUM(total_bytes) OVER (PARTITION BY node_id ORDER BY taken_at ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) e, SUM(total_bytes) OVER w f FROM heapprof.snapshots WINDOW w AS (PARTITION BY node_kind) ORDER BY id",
+		// go-mysql-server's MIN, MAX and COUNT over windows, framed as
+		// MySQL frames them (windowFrames).
+		"SELECT id, MAX(total_bytes) OVER (PARTITION BY node_id ORDER BY taken_at) a, MIN(total_bytes) OVER (ORDER BY taken_at) b, " +
+			"COUNT(*) OVER (ORDER BY node_kind, node_id) c, COUNT(total_bytes) OVER (ORDER BY node_kind, id) d, MAX(total_bytes) OVER () e FROM heapprof.snapshots ORDER BY id",
+		"SELECT id, MAX(total_bytes) OVER (ORDER BY taken_at ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) m FROM heapprof.snapshots ORDER BY id",
+	} {
+		t.Run(q, func(t *testing.T) { matchMariaDB(t, ctx, e, s, r, q, false, true) })
+	}
+	// Types whose numbers would be guessed are refused, naming what to
+	// write; what it names answers MariaDB's number.
+	for _, tt := range []struct{ query, instead string }{
+		{"SELECT SUM(CAST('01:02:03' AS TIME)) FROM heapprof.snapshots", "SELECT SUM(TIME_TO_SEC(CAST('01:02:03' AS TIME))) FROM heapprof.snapshots"},
+		{"SELECT AVG(TABLE_TYPE) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'heapprof'", "SELECT AVG(CAST(TABLE_TYPE AS CHAR)) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'heapprof'"},
+	} {
+		t.Run(tt.query, func(t *testing.T) {
+			_, err := engineAnswer(ctx, e, s, tt.query)
+			var ge *Error
+			if !errors.As(err, &ge) || ge.Code != 1235 || !strings.Contains(ge.Message, "instead") {
+				t.Fatalf("engine: %v, want ERROR 1235 saying what to write instead", err)
+			}
+			matchMariaDB(t, ctx, e, s, r, tt.instead, false, false)
+		})
+	}
+}
+
+// Text compared with, or computed as, a number is its leading number
+// (numbers.go); dates compared with numbers are YYYYMMDDhhmmss.
+func TestNumberContextMatchesMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	r := refConn(t)
+	for _, q := range []string{
+		"SELECT '10.0.0.1:8040' > 0, 'abc' = 0, '5x' = 5, ' 7' = 7, '1e2' = 100, '0x10' = 0, 'abc' < 1, '0.1' = 0.1, 0.1 = '0.1x'",
+		"SELECT '1e3x' + 0, -'3abc', ABS('7x'), '5x' * 2, ' 12' + 0, 'abc' + 1, '7' DIV 2",
+		"SELECT id, node_addr > 0, node_addr = 10, 10 = node_addr, node_addr <=> 10, node_addr <> 10, node_kind = 0, node_addr < 10.5 FROM heapprof.snapshots ORDER BY id",
+		"SELECT id, node_addr BETWEEN 5 AND 20, node_addr IN (10, 3), node_addr + 0, node_addr % 3, -node_addr, node_addr / 4 FROM heapprof.snapshots ORDER BY id",
+		"SELECT COUNT(*) FROM heapprof.snapshots WHERE node_id = '10001x'",
+		"SELECT COUNT(*) FROM heapprof.snapshots WHERE node_id IN ('10001', '10002abc')",
+		"SELECT COUNT(*) FROM heapprof.snapshots WHERE '1x'",
+		"SELECT COUNT(*) FROM heapprof.snapshots WHERE node_kind OR node_addr",
+		"SELECT id FROM heapprof.snapshots WHERE node_kind = 0 AND node_addr < 10.5 ORDER BY id",
+		// The generated queries' HAVING on MIN of a text column.
+		"SELECT DAYOFWEEK(taken_at) AS c1, MIN(node_addr) AS c2, COUNT(*) AS c3 FROM heapprof.snapshots GROUP BY c1 HAVING c2 > 0 ORDER BY 1",
+		"SELECT s.node_id, MAX(f.name) m FROM heapprof.snapshots s JOIN heapprof.functions f ON f.snapshot_id = s.id GROUP BY s.node_id HAVING m = 0 ORDER BY 1",
+		"SELECT id, taken_at = 20261120080000.123456, DATE(taken_at) = 20261120, DATE(taken_at) BETWEEN 20261120 AND 20261121, DATE(taken_at) IN (20261121) FROM heapprof.snapshots ORDER BY id",
+		"SELECT id, GREATEST(node_addr, 5), LEAST('3x', 4), GREATEST('a', 'b'), LEAST(node_addr, 1.5) FROM heapprof.snapshots ORDER BY id",
+		// ENUM as text (go-mysql-server panicked on information_schema's).
+		"SELECT TABLE_NAME, CAST(TABLE_TYPE AS CHAR), CONCAT(TABLE_TYPE, '') FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'heapprof' ORDER BY 1",
+		// Dates read as text keep all their fraction digits.
+		"SELECT CONCAT(FROM_UNIXTIME(1.5), ''), LENGTH(FROM_UNIXTIME(1700000000.120)), CONCAT(FROM_UNIXTIME(1700000000.120), ''), CAST(FROM_UNIXTIME(1.50) AS CHAR), " +
+			"FROM_UNIXTIME(1.5) LIKE '%.5', UPPER(DATE_ADD(taken_at, INTERVAL 0.376544 SECOND)), LEFT(DATE(taken_at), 7), CONCAT(taken_at, '#') FROM heapprof.snapshots ORDER BY id",
+	} {
+		t.Run(q, func(t *testing.T) { matchMariaDB(t, ctx, e, s, r, q, false, true) })
+	}
+}
+
+// ROUND of a DOUBLE rounds half to even and prints all d digits (0.0,
+// 56.250), as MariaDB does; compared as text with MariaDB's command line
+// client (the Go driver re-formats DOUBLE values).
+func TestRoundDoubleMatchesMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	for _, q := range []string{
+		"SELECT short_name, ROUND(flat_pct, 1), ROUND(cum_pct, 3), ROUND(flat_pct) FROM heapprof.functions WHERE snapshot_id = 'heap_profile.10001.2' ORDER BY short_name",
+		"SELECT short_name, ROUND(flat_pct * 0 + 56.25, 1), ROUND(cum_pct / 40, 2), ROUND(flat_pct - 2.5), ROUND(flat_pct * 1e2, -2) FROM heapprof.functions WHERE snapshot_id = 'heap_profile.10001.2' ORDER BY short_name",
+	} {
+		t.Run(q, func(t *testing.T) {
+			got, err := engineAnswer(ctx, e, s, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := refAnswer(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() {
+				t.Errorf("engine:\n%sMariaDB:\n%s", got, want)
+			}
+		})
+	}
+}
+
+// HAVING with an aggregate of a joined table's column answers as on
+// MariaDB (having.go works around go-mysql-server's planner), in plain
+// and prepared statements.
+func TestHavingOverJoinMatchesMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	r := refConn(t)
+	const from = " FROM heapprof.snapshots s JOIN heapprof.functions f ON f.snapshot_id = s.id "
+	queries := []string{
+		"SELECT s.node_id AS c1, SUM(f.cum_bytes)" + from + "GROUP BY c1 HAVING MAX(f.node_id) >= 1 ORDER BY 1",
+		"SELECT s.node_id AS c1, MIN(s.node_kind) AS c2, SUM(f.cum_bytes) AS c3" + from + "WHERE f.taken_at BETWEEN FROM_UNIXTIME(1795161600) AND FROM_UNIXTIME(1795248000) GROUP BY c1 HAVING MAX(f.node_id) >= 1048576",
+		"SELECT s.node_id AS c1, SUM(f.cum_bytes)" + from + "GROUP BY c1 HAVING MAX(f.node_id) >= 1 AND COUNT(f.short_name) > 3 AND MAX(f.node_id) < 10003 ORDER BY 2 DESC LIMIT 1",
+		"SELECT s.id, f.short_name, MAX(f.node_id)" + from + "GROUP BY s.id, f.short_name HAVING MAX(f.node_id) > 10001 ORDER BY s.id, f.short_name LIMIT 2",
+		"SELECT s.node_id, SUM(f.cum_bytes), max(f.node_id)" + from + "GROUP BY s.node_id HAVING MAX(f.node_id) >= 1 ORDER BY 1",
+		"SELECT s.node_id, SUM(f.cum_bytes), MAX(f.node_id) + 1" + from + "GROUP BY s.node_id HAVING MAX(f.node_id) > 1 ORDER BY 1",
+		"SELECT MIN(f.cum_bytes) FROM heapprof.functions f JOIN heapprof.snapshots s ON f.snapshot_id = s.id HAVING MAX(s.node_id) >= 1",
+		"SELECT s.node_kind, SUM(f.flat_bytes) t" + from + "GROUP BY s.node_kind HAVING SUM(f.flat_bytes) > (SELECT AVG(total_bytes) FROM heapprof.snapshots) ORDER BY t",
+	}
+	for _, q := range queries {
+		t.Run(q, func(t *testing.T) { matchMariaDB(t, ctx, e, s, r, q, false, true) })
+	}
+	t.Run("prepared", func(t *testing.T) {
+		q := "SELECT s.node_id AS c1, SUM(f.cum_bytes)" + from + "GROUP BY c1 HAVING MAX(f.node_id) >= ? ORDER BY 1"
+		p, err := e.Prepare(ctx, s, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.ClosePrepared(s, p)
+		if len(p.Columns) != 2 {
+			t.Fatalf("prepared columns %v, want 2", p.Columns)
+		}
+		res, err := e.Execute(ctx, s, p, []any{int64(10002)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Close()
+		var rows []string
+		for {
+			row, err := res.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(row) != 2 {
+				t.Fatalf("row %q, want 2 columns", row)
+			}
+			rows = append(rows, string(row[0])+" "+string(row[1]))
+		}
+		if want := []string{"10002 11534336", "10003 1"}; !slices.Equal(rows, want) {
+			t.Errorf("rows %q, want %q", rows, want)
+		}
+	})
+}
+
+// refFields are MariaDB's column definitions for q as it sends them to a
+// client in utf8mb4 (go-mysql's client: the raw type, length, decimals).
+type refFields struct{ conn *client.Conn }
+
+func newRefFields(t *testing.T) refFields {
+	t.Helper()
+	c, err := client.Connect(ref.socket, "bi", "bi", "heapprof", func(c *client.Conn) error {
+		return c.SetCollation("utf8mb4_general_ci")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return refFields{conn: c}
+}
+
+func (r refFields) fields(q string) ([]*gomysql.Field, error) {
+	res, err := r.conn.Execute(q)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Close()
+	return res.Fields, nil
+}
+
+// colDef is what the metadata comparisons compare.
+type colDef struct {
+	Type     byte
+	Length   uint32
+	Decimals uint8
+	Charset  uint16
+}
+
+func (d colDef) String() string {
+	return fmt.Sprintf("type %d length %d decimals %d charset %d", d.Type, d.Length, d.Decimals, d.Charset)
+}
+
+func engineDefs(ctx context.Context, e *Engine, s *Session, q string) ([]colDef, error) {
+	r, err := e.Query(ctx, s, q)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var out []colDef
+	for _, c := range r.Columns {
+		out = append(out, colDef{c.Type, c.Length, c.Decimals, c.Charset})
+	}
+	return out, nil
+}
+
+func refDefs(fs []*gomysql.Field) []colDef {
+	var out []colDef
+	for _, f := range fs {
+		out = append(out, colDef{f.Type, f.ColumnLength, f.Decimal, f.Charset})
+	}
+	return out
+}
+
+// Result columns carry MariaDB's type code, length, decimals and charset
+// (resultmeta.go): string functions VARCHAR of the length MariaDB
+// derives (TEXT/LONGTEXT beyond it, BLOB in its temporary tables),
+// comparisons INT(1), integer literals INT, DATETIME(p) 19+p long.
+func TestColumnMetadataMatchesMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	if _, err := e.Query(ctx, s, "USE heapprof"); err != nil {
+		t.Fatal(err)
+	}
+	ref := newRefFields(t)
+	const join3 = " FROM snapshots s JOIN functions f ON f.snapshot_id = s.id JOIN stacks k ON k.snapshot_id = s.id"
+	for _, q := range []string{
+		"SELECT UPPER(s.id), UPPER(f.name), UPPER(k.frames), LOWER(f.name), CONCAT(s.id, '#'), CONCAT(f.name, '#'), CONCAT(k.frames, '#')" + join3 + " LIMIT 1",
+		"SELECT LEFT(s.id, 4), LEFT(k.frames, 4), SUBSTRING(s.id, 1, 6), SUBSTRING(k.frames, 1, 6), SUBSTRING(s.id, 3), SUBSTRING(s.id, -3), LEFT(s.id, s.node_id)" + join3 + " LIMIT 1",
+		"SELECT REPLACE(s.id, ':', '_'), REPLACE(f.name, ':', '_'), REPLACE(k.frames, ':', '_'), REPLACE(s.id, '.', '--'), CONCAT(f.name, f.name, f.name, f.name)" + join3 + " LIMIT 1",
+		"SELECT LPAD(s.id, 30, '*'), TRIM(s.id), CONCAT_WS('-', s.id, s.node_kind), SUBSTRING_INDEX(s.id, '.', 2), RIGHT(s.id, 3), REVERSE(s.id), IF(s.node_id > 1, s.id, s.node_kind)" + join3 + " LIMIT 1",
+		"SELECT DATE_FORMAT(taken_at, '%Y-%m'), DATE_FORMAT(taken_at, '%Y-%m-%d %H:00:00'), TIME_FORMAT(taken_at, '%H:%i'), FROM_UNIXTIME(1700000000, '%Y %f'), " +
+			"DATE_FORMAT(taken_at, '%M %W %D %a %b %j %U %u %V %v %x %X %y %r %T %f %w %% %p %k %e %c %l %S %s %i %h %I') FROM snapshots",
+		"SELECT 'abc', 'ünï', 1, -12, 1.5, NULL, node_id = 1, node_id IN (1, 2), node_kind LIKE 'x%', NOT (node_id > 1), node_id IS NULL, CONCAT(node_id, '#'), CONCAT(taken_at, '') FROM snapshots",
+		"SELECT node_id, node_id + 1, node_id * 2, node_id - 1000, node_id DIV 1024, node_id % 7, ABS(node_id - 5000000), taken_at, DATE(taken_at), YEARWEEK(taken_at), " +
+			"FROM_UNIXTIME(UNIX_TIMESTAMP(taken_at) DIV 3600 * 3600), TIMESTAMPDIFF(HOUR, taken_at, '2026-11-22 00:00:00'), HOUR(taken_at), DAYOFWEEK(taken_at), LENGTH(id) FROM snapshots",
+		"SELECT COUNT(*), SUM(total_bytes), MIN(total_bytes), MAX(node_kind), MIN(taken_at), AVG(total_bytes), COUNT(DISTINCT node_kind), SUM(taken_at), AVG(taken_at), SUM(node_addr) FROM snapshots",
+		// MariaDB's temporary tables: strings over 512 characters become
+		// BLOB (a GROUP BY, DISTINCT, an ORDER BY over a join); MIN/MAX of
+		// a column stay that column.
+		"SELECT UPPER(f.name) a, f.name b, CONCAT(s.id, '#') c, UPPER(k.frames) d" + join3 + " ORDER BY 1 LIMIT 1",
+		"SELECT UPPER(f.name) a, COUNT(*), f.name FROM functions f GROUP BY 1",
+		"SELECT UPPER(f.name) a, COUNT(DISTINCT f.flat_bytes) FROM functions f GROUP BY 1",
+		"SELECT LEFT(f.snapshot_id, 4) AS c1, MIN(f.name) AS c2, MAX(f.name) AS c3, MIN(UPPER(f.name)) c4 FROM functions f GROUP BY c1",
+		"SELECT DISTINCT CONCAT(f.name, '#'), LEFT(f.name, 3) FROM functions f",
+	} {
+		t.Run(q, func(t *testing.T) {
+			got, err := engineDefs(ctx, e, s, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs, err := ref.fields(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := refDefs(fs)
+			if len(got) != len(want) {
+				t.Fatalf("engine %d columns, MariaDB %d", len(got), len(want))
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Errorf("column %d (%s): engine %v, MariaDB %v", i+1, fs[i].Name, got[i], want[i])
+				}
+			}
+		})
+	}
+}
+
+// A grouped result closed before its first row (a client gone before
+// the rows) ends cleanly: go-mysql-server's GROUP BY iterator panics there.
+func TestCloseUnread(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	for _, q := range []string{
+		"SELECT node_id, COUNT(*) FROM heapprof.snapshots GROUP BY node_id",
+		"SELECT COUNT(*) FROM heapprof.snapshots",
+		"SELECT id FROM heapprof.snapshots",
+	} {
+		r, err := e.Query(ctx, s, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		if err := r.Close(); err != nil {
+			t.Errorf("%s: second Close: %v", q, err)
+		}
+		if _, err := r.Next(); err != io.EOF {
+			t.Errorf("%s: Next after Close: %v", q, err)
+		}
+	}
+	// The engine still answers.
+	if _, err := engineAnswer(ctx, e, s, "SELECT COUNT(*) FROM heapprof.snapshots"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// What the engine's parser cannot run is refused with ERROR 1235 naming
+// it and what to write instead; what it says to write gives the rows
+// MariaDB gives the refused statement.
+func TestUnsupportedSaysWhatToWrite(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	tests := []struct {
+		query string
+		// names are what the message must say: the construct and its
+		// replacement.
+		names []string
+		// instead is the replacement, run on the engine in order (the
+		// last statement's rows count); empty: the message only.
+		instead []string
+	}{
+		{"SELECT @n := 1", []string{"@var := value", "SET @var = value"}, []string{"SET @n = 1", "SELECT @n"}},
+		{"SELECT id, @c := @c + 1 FROM heapprof.snapshots", []string{"@var := value", "SET @var = value"}, nil},
+		{"SELECT node_id, COUNT(*) FROM heapprof.snapshots GROUP BY node_id WITH ROLLUP", []string{"WITH ROLLUP", "UNION ALL"},
+			[]string{"SELECT * FROM (SELECT node_id, COUNT(*) FROM heapprof.snapshots GROUP BY node_id UNION ALL SELECT NULL, COUNT(*) FROM heapprof.snapshots) t ORDER BY node_id IS NULL, node_id"}},
+		{"SELECT node_kind, node_id, SUM(total_bytes) FROM heapprof.snapshots GROUP BY node_kind, node_id WITH ROLLUP", []string{"WITH ROLLUP", "UNION ALL"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			want, err := refAnswer(ctx, tt.query)
+			if err != nil {
+				t.Fatalf("MariaDB: %v", err)
+			}
+			_, err = engineAnswer(ctx, e, s, tt.query)
+			var ge *Error
+			if !errors.As(err, &ge) || ge.Code != 1235 {
+				t.Fatalf("engine: %v, want ERROR 1235", err)
+			}
+			for _, n := range tt.names {
+				if !strings.Contains(ge.Message, n) {
+					t.Errorf("message %q does not name %q", ge.Message, n)
+				}
+			}
+			var got answer
+			for _, q := range tt.instead {
+				if got, err = engineAnswer(ctx, e, s, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			if tt.instead != nil && !slices.EqualFunc(got.rows, want.rows, slices.Equal) {
+				t.Errorf("instead: engine\n%sMariaDB\n%s", got, want)
+			}
+		})
+	}
+}
+
+// The columns a statement planned but not analyzed shows (what Prepare
+// has) are, through preparedColumns, those its execution answers.
+func TestPreparedColumnsAreExecuteColumns(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	tests := []struct {
+		query string
+		args  []any
+	}{
+		{"SELECT node_id, SUM(total_bytes), AVG(total_bytes), COUNT(*) FROM heapprof.snapshots WHERE node_id > ? GROUP BY node_id", []any{int64(1)}},
+		{"SELECT CONCAT(id, '#'), DATE_FORMAT(taken_at, '%Y-%m'), taken_at + INTERVAL 1.5 SECOND, node_id = ? FROM heapprof.snapshots", []any{int64(10001)}},
+		{"SELECT s.node_id AS c1, SUM(f.cum_bytes) FROM heapprof.snapshots s JOIN heapprof.functions f ON f.snapshot_id = s.id GROUP BY c1 HAVING MAX(f.node_id) >= ?", []any{int64(1)}},
+		{"SELECT short_name, ROUND(flat_pct, 1), UPPER(name) FROM heapprof.functions WHERE snapshot_id = ? ORDER BY 1", []any{"heap_profile.10001.2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			sctx, b := e.newContext(ctx, s, tt.query)
+			defer b.release()
+			stmt, err := e.parse(sctx, s, tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			node, err := e.gms.PrepareParsedQuery(sctx, "columns test", "columns test", stmt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.gms.PreparedDataCache.UncacheStmt(s.base.ID(), "columns test")
+			got, err := e.preparedColumns(sctx, node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := e.Prepare(ctx, s, tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.ClosePrepared(s, p)
+			res, err := e.Execute(ctx, s, p, tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Close()
+			// Flags aside: a ? marker's NULL-ness is known at execution.
+			noFlags := func(cs []Column) []Column {
+				out := slices.Clone(cs)
+				for i := range out {
+					out[i].Flags = 0
+				}
+				return out
+			}
+			if !slices.Equal(noFlags(got), noFlags(res.Columns)) {
+				t.Errorf("prepared %v\nexecuted %v", got, res.Columns)
+			}
+		})
+	}
+}
