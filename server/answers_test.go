@@ -11,13 +11,17 @@ import (
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/heapproxy/heapproxy/backends"
+	"github.com/heapproxy/heapproxy/internal/nodetest"
 )
 
 // A diff with nothing above jeprof's thresholds is a valid graph that says
 // so (Graphviz accepts it), not an error; list_snapshots answers one
 // column per field, and its name column feeds diff_dot_snapshot.
 func TestEmptyDiffAndSnapshotList(t *testing.T) {
-	host, port := startJenode(t)
+	// An idle node: sampling about every GiB, so the buffers the node
+	// holds while it serves each dump request are never sampled (with
+	// jenode's usual 1 KiB they are, at random, and two dumps differ).
+	host, port := nodetest.StartJenode(t, nodes.Jenode, nodetest.Jenode{MallocConf: "prof:true,prof_active:false,lg_prof_sample:30"})
 	deps := testDeps(t, backends.Node{ID: 10001, Kind: backends.GreptimeDB, Host: host, HTTPPort: port, Binary: nodes.Jenode})
 	srv := startProxyDeps(t, Config{}, deps)
 	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
