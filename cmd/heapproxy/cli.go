@@ -1,31 +1,21 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/heapproxy/heapproxy/cmd/heapproxy/internal/jeprofcmd"
 )
 
 // cli runs heapproxy's command line and returns the exit status: 0, 1 for
 // a failure, 2 for a command line heapproxy does not understand (with the
 // usage on stderr).
 func cli(args []string, stdout, stderr io.Writer) int {
-	err := dispatch(args, stdout)
-	if err == nil || errors.Is(err, errHelpShown) {
-		return 0
-	}
-	fmt.Fprintln(stderr, "heapproxy:", err)
-	var ue *usageError
-	if errors.As(err, &ue) {
-		fmt.Fprintln(stderr)
-		ue.usage(stderr)
-		return 2
-	}
-	return 1
+	return jeprofcmd.ExitCode(dispatch(args, stdout), stderr)
 }
 
 // dispatch picks the command: none (flags only) is the server.
@@ -52,7 +42,7 @@ func dispatch(args []string, stdout io.Writer) error {
 		fmt.Fprint(stdout, versionText())
 		return nil
 	}
-	if findRenderer(name) != nil {
+	if jeprofcmd.Is(name) {
 		return render(name, rest, stdout)
 	}
 	return &usageError{fmt.Sprintf("unknown command %q (commands: %s)", name, strings.Join(commandNames(), ", ")), printUsage}
@@ -72,10 +62,8 @@ func help(args []string, stdout io.Writer) error {
 		fmt.Fprintln(stdout, "usage: heapproxy help [COMMAND]\n\nPrints the usage, or COMMAND's flags.")
 	case name == "version":
 		fmt.Fprintln(stdout, "usage: heapproxy version\n\nPrints the module version, VCS revision and Go version.")
-	case findRenderer(name) != nil:
-		r := findRenderer(name)
-		fs, _ := newRenderFlags(r)
-		r.usage(stdout, fs)
+	case jeprofcmd.Is(name):
+		jeprofcmd.Usage(stdout, name)
 	default:
 		return &usageError{fmt.Sprintf("unknown command %q (commands: %s)", name, strings.Join(commandNames(), ", ")), printUsage}
 	}
@@ -84,8 +72,8 @@ func help(args []string, stdout io.Writer) error {
 
 func commandNames() []string {
 	var names []string
-	for _, r := range renderers {
-		names = append(names, r.name)
+	for _, c := range jeprofcmd.Commands() {
+		names = append(names, c.Name)
 	}
 	return append(names, "version", "help")
 }
@@ -123,8 +111,8 @@ usage:
 
 commands:
 `)
-	for _, r := range renderers {
-		fmt.Fprintf(w, "  %-11s %s\n", r.name, r.summary)
+	for _, c := range jeprofcmd.Commands() {
+		fmt.Fprintf(w, "  %-11s %s\n", c.Name, c.Summary)
 	}
 	fmt.Fprintf(w, "  %-11s %s\n", "version", "print the module version, VCS revision and Go version")
 	fmt.Fprintf(w, "  %-11s %s\n", "help", "this text; help COMMAND: that command's flags")
@@ -135,28 +123,10 @@ commands:
 }
 
 // printFlags lists a flag set's flags the way the README writes them.
-func printFlags(w io.Writer, fs *flag.FlagSet) {
-	fs.VisitAll(func(f *flag.Flag) {
-		typ, usage := flag.UnquoteUsage(f)
-		line := "  --" + f.Name
-		if typ != "" {
-			line += " " + typ
-		}
-		fmt.Fprintf(w, "%s\n        %s", line, usage)
-		switch f.DefValue {
-		case "", "0", "false", "[]":
-		default:
-			fmt.Fprintf(w, " (default %s)", f.DefValue)
-		}
-		fmt.Fprintln(w)
-	})
-}
-
-// errHelpShown: -h or --help printed the usage to stdout (exit 0).
-var errHelpShown = errors.New("help shown")
+func printFlags(w io.Writer, fs *flag.FlagSet) { jeprofcmd.PrintFlags(w, fs) }
 
 // usageError is a command line heapproxy does not understand: the error,
-// then the usage, on stderr, exit status 2.
+// then the usage, on stderr, exit status 2 (jeprofcmd.ExitCode).
 type usageError struct {
 	msg   string
 	usage func(io.Writer)
@@ -164,43 +134,13 @@ type usageError struct {
 
 func (e *usageError) Error() string { return e.msg }
 
-// parseArgs parses fs's flags anywhere among args (before, between or
-// after the positional arguments; "--" ends the flags) and returns the
-// positional arguments. -h and --help print usage to stdout.
+// WriteUsage prints the usage that follows the error.
+func (e *usageError) WriteUsage(w io.Writer) { e.usage(w) }
+
+// parseArgs parses fs's flags anywhere among args and returns the
+// positional arguments (jeprofcmd.ParseArgs).
 func parseArgs(fs *flag.FlagSet, args []string, usage func(io.Writer), stdout io.Writer) ([]string, error) {
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	var pos []string
-	for {
-		err := fs.Parse(args)
-		if errors.Is(err, flag.ErrHelp) {
-			usage(stdout)
-			return nil, errHelpShown
-		}
-		if err != nil {
-			// The flag package's words, with flags spelled as heapproxy's
-			// usage spells them.
-			msg := err.Error()
-			if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-				msg = "unknown flag --" + name
-			} else if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-				msg = "flag --" + name + " needs a value"
-			} else if strings.Contains(msg, " for flag -") {
-				msg = strings.Replace(msg, " for flag -", " for --", 1)
-			} else {
-				msg = strings.Replace(msg, " for -", " for --", 1)
-			}
-			return nil, &usageError{msg, usage}
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos, args = append(pos, rest[0]), rest[1:]
-	}
+	return jeprofcmd.ParseArgs(fs, args, usage, stdout)
 }
 
 // versionText is the module version, VCS revision and Go version the

@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/heapproxy/heapproxy/backends"
+	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 )
 
 // startBinaryAddrs builds heapproxy, runs it with args and waits for n
@@ -117,6 +120,15 @@ func TestEmbeddedDefaultDumpDOT(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("heapproxy did not exit after SIGTERM")
+	}
+}
+
+// The capture stores a dump's format by the name backends gives it; the
+// HTTP view tells a graph-only snapshot by the store's name for it
+// (snapshot does not import backends). They must agree.
+func TestDOTFormatName(t *testing.T) {
+	if got := backends.FormatDOT.String(); got != snapshot.FormatDOT {
+		t.Errorf("backends.FormatDOT is %q, snapshot.FormatDOT %q", got, snapshot.FormatDOT)
 	}
 }
 

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/heapproxy/heapproxy/heapprof/symbolize/elfsym"
 )
 
 // Defaults of a Debuginfod client.
@@ -138,6 +140,11 @@ func (d *Debuginfod) Cached(id string) string {
 	now := time.Now()
 	_ = os.Chtimes(p, now, now) // recently used: evicted last
 	return p
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 func validBuildID(id string) bool {
@@ -290,7 +297,7 @@ func checkDebugFile(path, id string) error {
 		return fmt.Errorf("not an ELF file: %w", err)
 	}
 	defer f.Close()
-	if got := buildID(f); got != id {
+	if got := elfsym.BuildID(f); got != id {
 		return fmt.Errorf("the file's build-id is %q, not %s", got, id)
 	}
 	if f.Section(".debug_info") == nil && f.Section(".symtab") == nil {

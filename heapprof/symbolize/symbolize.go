@@ -1,452 +1,49 @@
 // Package symbolize resolves the addresses of a heap profile to functions,
 // inlined frames and source lines, in-process, the way jeprof does it with
-// `nm -n --demangle` and `addr2line -C -f -i`.
+// `nm -n --demangle` and `addr2line -C -f -i` (package elfsym, whose
+// types and functions it re-exports), and fetches missing debug files from
+// debuginfod servers (Debuginfod).
 //
-// The result, per Location (only those without Line entries are touched):
-//
-//   - Location.Line is ordered like `addr2line -i` prints: Line[0] is the
-//     innermost inlined frame, Line[len-1] the function containing the PC.
-//   - Function.Name is jeprof's full function name without its nm address
-//     tag: the name addr2line prints, except where jeprof takes nm's name
-//     instead (addr2line said "??", or nm's name starts with the short form
-//     of addr2line's, as MapToSymbols checks). With no symbol at all it is
-//     the address, as jeprof prints it.
-//   - Function.SystemName is jeprof's full name verbatim, including the
-//     "<%016x>" start-address tag nm names carry; the renderer needs it for
-//     jeprof's FillFullnameToShortnameMap (overloads become "f@1139").
-//   - Function.Filename and Line.Line are addr2line's file:line ("" and 0
-//     where it prints "??" or "?").
-//
-// Locations are updated in place, Functions are deduplicated and appended
-// to Profile.Function.
-//
-// The answers follow binutils 2.40's addr2line (Debian 12), including its
-// quirks: the first lookup in a function whose DWARF name is not a linkage
-// name prints the ELF symbol's name instead; DWARF 5 sequences start with
-// file 0; a separate debug file (build-id, .gnu_debuglink) supplies both
-// DWARF and symbols. Known differences: file names are joined and cleaned
-// by debug/dwarf ("stdlib/abort.c" where addr2line prints
-// "./stdlib/./stdlib/abort.c").
-//
-// Cost: images are read through a memory map, and zlib-compressed debug
-// sections (Debian's debug files) are inflated only as far as the units
-// asked for. Only the DWARF units that contain looked-up addresses are
-// decoded, by a DIE scanner and a .debug_line decoder of this package
-// (debug/dwarf only for forms they do not read): functions and inlined
-// calls that hold none of the addresses are skipped with their subtrees,
-// and only the line rows the addresses need are kept. Units are decoded a
-// few at a time in parallel, the next batch while the current one is
-// answered, and a decoded unit's mapped pages are dropped from the
-// resident set. Answers are memoized per image in the Cache, keyed by
-// build-id.
+// The split keeps the HTTP client out of elfsym: the command line's
+// renderers (heapproxy dot) import elfsym alone, and a package that does
+// not import net/http is initialized before the SQL engine's packages,
+// which wait for it; heapproxy dot runs from that point (see
+// cmd/heapproxy/internal/jeprofcmd).
 package symbolize
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
-	"runtime"
-	"sort"
-	"strings"
-	"sync"
-
 	"github.com/google/pprof/profile"
+
+	"github.com/heapproxy/heapproxy/heapprof/symbolize/elfsym"
 )
 
-// Cache holds parsed ELF images, keyed by GNU build-id (or path, size and
-// modification time when an image has none), so a second profile of the
-// same binary reuses the symbol tables, the decoded DWARF units and every
-// address already looked up. It is safe for concurrent use.
-type Cache struct {
-	mu      sync.Mutex
-	objects map[string]*cacheEntry
-	ids     map[string]string // file key -> object key
-}
+type (
+	// Local symbolizes from ELF files on this machine: elfsym.Local.
+	Local = elfsym.Local
+	// Cache holds parsed ELF images between calls: elfsym.Cache.
+	Cache = elfsym.Cache
+	// Object is what this machine has for one mapped file of a profile:
+	// elfsym.Object.
+	Object = elfsym.Object
+	// Frame is one record of `addr2line -f -C -i`: elfsym.Frame.
+	Frame = elfsym.Frame
+)
 
-type cacheEntry struct {
-	once sync.Once
-	obj  *object
-	err  error
-}
+// ErrNoBuildID: an object's build-id is not known on this machine, so no
+// debuginfod server can be asked for it.
+var ErrNoBuildID = elfsym.ErrNoBuildID
 
 // NewCache returns an empty cache.
-func NewCache() *Cache {
-	return &Cache{objects: make(map[string]*cacheEntry), ids: make(map[string]string)}
-}
+func NewCache() *Cache { return elfsym.NewCache() }
 
-// open returns the parsed image at path.
-func (c *Cache) open(path string, debugDirs []string) (*object, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("open image: %w", err)
-	}
-	fileKey := fmt.Sprintf("file:%s:%d:%d", path, st.Size(), st.ModTime().UnixNano())
-	c.mu.Lock()
-	key, ok := c.ids[fileKey]
-	c.mu.Unlock()
-	if !ok {
-		key = fileKey
-		// A stripped copy shares the build-id but not the answers
-		// (addr2line on it finds no DWARF), so the size is part of the key.
-		if id, err := readBuildID(path); err == nil && id != "" {
-			key = fmt.Sprintf("build-id:%s:%d", id, st.Size())
-		}
-		c.mu.Lock()
-		c.ids[fileKey] = key
-		c.mu.Unlock()
-	}
-	c.mu.Lock()
-	e, ok := c.objects[key]
-	if !ok {
-		e = &cacheEntry{}
-		c.objects[key] = e
-	}
-	c.mu.Unlock()
-	e.once.Do(func() { e.obj, e.err = openObject(path, debugDirs) })
-	if e.err != nil {
-		// Do not keep failures: the file may appear or be fixed later.
-		c.mu.Lock()
-		if c.objects[key] == e {
-			delete(c.objects, key)
-		}
-		c.mu.Unlock()
-	}
-	return e.obj, e.err
-}
+// Demangle demangles a C++ or Rust symbol name as binutils prints it; see
+// elfsym.Demangle.
+func Demangle(name string) string { return elfsym.Demangle(name) }
 
-// Local symbolizes from ELF files on this machine.
-type Local struct {
-	// Binary is the main program, as given to jeprof on its command line.
-	Binary string
-	// SearchPath lists directories searched before a mapping's own path:
-	// DIR/<path>, DIR/<path without leading directories>..., and
-	// DIR/.build-id/xx/rest.debug for separate debug files.
-	SearchPath []string
-	// Cache keeps parsed images between calls; nil means a fresh one per call.
-	Cache *Cache
-}
+// IsLibraryPath tells whether a mapped file is a shared library by
+// jeprof's test (ParseLibraries); anything else is a program.
+func IsLibraryPath(file string) bool { return elfsym.IsLibraryPath(file) }
 
-// soPattern is jeprof's ParseLibraries test for a shared library path.
-var soPattern = regexp.MustCompile(`(?i)^\S+\.(so|dll|dylib|bundle)((\.\d+)+\w*(\.\d+){0,3})?$`)
-
-// library is one entry of jeprof's ParseLibraries result: runtime PCs in
-// [start, finish] are looked up in image at pc - start + offset.
-type library struct {
-	image         string // file to read; "" when it cannot be found
-	start, finish uint64
-	offset        uint64
-}
-
-// Symbolize fills in the functions and lines of every Location that has
-// none, reproducing jeprof's mapping of PCs to images (ParseLibraries,
-// ExtractSymbols) and its choice of names (MapToSymbols).
-func (l *Local) Symbolize(ctx context.Context, p *profile.Profile) error {
-	cache := l.Cache
-	if cache == nil {
-		cache = NewCache()
-	}
-	var pcs []uint64
-	for _, loc := range p.Location {
-		if len(loc.Line) == 0 {
-			pcs = append(pcs, loc.Address)
-		}
-	}
-	if len(pcs) == 0 {
-		return nil
-	}
-	pcs = sortedUnique(pcs)
-	libs, err := l.libraries(cache, p, pcs[len(pcs)-1])
-	if err != nil {
-		return err
-	}
-	frames := make(map[uint64][]jframe, len(pcs))
-	remaining := pcs
-	// Highest start first, each library taking the PCs in its range that
-	// no library before it took (ExtractSymbols).
-	sort.SliceStable(libs, func(i, j int) bool { return libs[i].start > libs[j].start })
-	for _, lib := range libs {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		lo := sort.Search(len(remaining), func(i int) bool { return remaining[i] >= lib.start })
-		hi := sort.Search(len(remaining), func(i int) bool { return remaining[i] > lib.finish })
-		if lo >= hi {
-			continue
-		}
-		mine := remaining[lo:hi]
-		remaining = append(append([]uint64(nil), remaining[:lo]...), remaining[hi:]...)
-		var obj *object
-		if lib.image != "" {
-			obj, _ = cache.open(lib.image, l.debugDirs())
-		}
-		if obj == nil {
-			for _, pc := range mine {
-				frames[pc] = addressFrame(pc)
-			}
-			continue
-		}
-		obj.mu.Lock()
-		seen := make(map[fnKey]bool)
-		delta := lib.offset - lib.start // addr = pc + delta, modulo 2^64
-		answer := func(pc uint64) { frames[pc] = obj.jeprofFrames(pc, pc+delta, seen) }
-		if obj.dw == nil {
-			for _, pc := range mine {
-				answer(pc)
-			}
-		} else {
-			obj.dw.inBatches(mine, delta, func(addr uint64) bool { _, ok := obj.memo[addr]; return ok }, answer)
-		}
-		obj.mu.Unlock()
-	}
-	for _, pc := range remaining {
-		frames[pc] = addressFrame(pc)
-	}
-	attach(p, frames)
-	return nil
-}
-
-// preopen loads the images concurrently, at most GOMAXPROCS at a time.
-// Errors are left for the later, sequential open to report.
-// Preload opens the program (its symbol tables and DWARF index) into the
-// cache ahead of Symbolize, so a caller can overlap that with reading the
-// profile. Errors are left for Symbolize to report.
-func (l *Local) Preload() {
-	if l.Binary == "" || l.Cache == nil {
-		return
-	}
-	_, _ = l.Cache.open(l.Binary, l.debugDirs())
-}
-
-func (l *Local) preopen(cache *Cache, images []string) {
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	seen := make(map[string]bool)
-	for _, img := range images {
-		if seen[img] {
-			continue
-		}
-		seen[img] = true
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			_, _ = cache.open(img, l.debugDirs())
-		}()
-	}
-	wg.Wait()
-}
-
-func (l *Local) debugDirs() []string {
-	return append(append([]string(nil), l.SearchPath...), "/usr/lib/debug")
-}
-
-// libraries reproduces ParseLibraries for the profile's executable
-// mappings: shared libraries by name, the main program by path (or, when
-// the profile came from another machine, by base name), and finally the
-// main program for everything else, unrelocated.
-func (l *Local) libraries(cache *Cache, p *profile.Profile, maxPC uint64) ([]library, error) {
-	prog, given := "", ""
-	if l.Binary != "" {
-		var err error
-		if prog, given, err = programPath(l.Binary); err != nil {
-			return nil, err
-		}
-	}
-	// Open (or find in the cache) every image at once: reading symbol
-	// tables and DWARF headers of libc, libstdc++ and the program in
-	// parallel is most of a cold call.
-	var images []string
-	for _, m := range p.Mapping {
-		if soPattern.MatchString(m.File) {
-			if img := l.findLibrary(m.File, m.BuildID); img != "" {
-				if dbg := debuggingLibrary(img); dbg != "" {
-					img = dbg
-				}
-				images = append(images, img)
-			}
-		}
-	}
-	if prog != "" {
-		images = append(images, prog)
-	}
-	l.preopen(cache, images)
-	if prog != "" {
-		if _, err := cache.open(prog, l.debugDirs()); err != nil {
-			return nil, fmt.Errorf("binary %s: %w", l.Binary, err)
-		}
-	}
-
-	var libs []library
-	for _, m := range p.Mapping {
-		var image string
-		switch {
-		case soPattern.MatchString(m.File):
-			image = l.findLibrary(m.File, m.BuildID)
-		case prog != "" && (m.File == prog || filepath.Base(m.File) == filepath.Base(prog) ||
-			filepath.Base(m.File) == filepath.Base(given)):
-			image = prog
-		default:
-			continue
-		}
-		offset := m.Offset
-		if dbg := debuggingLibrary(image); dbg != "" {
-			image = dbg
-		} else if image != "" {
-			if obj, err := cache.open(image, l.debugDirs()); err == nil {
-				offset += obj.textAdj
-			}
-		}
-		libs = append(libs, library{image: image, start: m.Start, finish: m.Limit, offset: offset})
-	}
-	libs = append(libs, library{image: prog, start: 0, finish: maxPC, offset: 0})
-	return libs, nil
-}
-
-// programPath is jeprof's Cwd::abs_path of the program: absolute, with
-// every symbolic link resolved, as the kernel names the file in
-// /proc/self/maps (Debian's /usr/bin/redis-server is a link to
-// redis-check-rdb, and the profile's mappings name the latter). given is
-// the absolute path as the caller spelled it.
-func programPath(binary string) (prog, given string, err error) {
-	given, err = filepath.Abs(binary)
-	if err != nil {
-		return "", "", fmt.Errorf("binary %s: %w", binary, err)
-	}
-	prog, err = filepath.EvalSymlinks(given)
-	if err != nil {
-		return "", "", fmt.Errorf("binary %s: resolve links: %w", binary, err)
-	}
-	return prog, given, nil
-}
-
-// findLibrary looks for a mapped file under the search path first (like
-// jeprof's FindLibrary with --lib_prefix), then at its own path.
-func (l *Local) findLibrary(file, buildID string) string {
-	if len(buildID) > 2 {
-		for _, dir := range l.SearchPath {
-			p := filepath.Join(dir, ".build-id", buildID[:2], buildID[2:]+".debug")
-			if isFile(p) {
-				return p
-			}
-		}
-	}
-	for suffix := file; ; {
-		for _, dir := range l.SearchPath {
-			if p := filepath.Join(dir, suffix); isFile(p) {
-				return p
-			}
-		}
-		i := strings.IndexByte(strings.TrimPrefix(suffix, "/"), '/')
-		if !strings.HasPrefix(suffix, "/") || i < 0 {
-			break
-		}
-		suffix = suffix[i+1:]
-	}
-	if isFile(file) {
-		return file
-	}
-	return ""
-}
-
-// debuggingLibrary is jeprof's DebuggingLibrary: a copy of the file under
-// /usr/lib/debug, which then replaces it for nm and addr2line alike.
-func debuggingLibrary(file string) string {
-	if !strings.HasPrefix(file, "/") {
-		return ""
-	}
-	for _, p := range []string{"/usr/lib/debug" + file, "/usr/lib/debug" + file + ".debug"} {
-		if isFile(p) {
-			return p
-		}
-	}
-	return ""
-}
-
-// jframe is one frame as jeprof keeps it: the full name it shows
-// (without and with nm's address tag) and addr2line's file and line.
-type jframe struct {
-	name, full string
-	file       string
-	line       int
-}
-
-// jeprofFrames is MapToSymbols for one PC: addr2line's records (only the
-// first unless jeprof could use -i, which needs _fini in nm's list), each
-// name replaced by nm's where jeprof does so. Callers hold o.mu.
-func (o *object) jeprofFrames(pc, addr uint64, seen map[fnKey]bool) []jframe {
-	a2l := o.lookupRun(addr, seen)
-	nmKnown := len(o.nm.syms) > 0
-	if !nmKnown || !o.nm.hasFini {
-		a2l = a2l[:1]
-	}
-	var nmName, nmFull string
-	if nmKnown {
-		if s := o.nm.lookup(addr); s != nil {
-			if s.display == "" {
-				// Memoized in the table: every PC of a function asks.
-				s.display = o.displayName(s.raw)
-				s.full = s.fullName(s.display)
-			}
-			nmName, nmFull = s.display, s.full
-		} else {
-			nmName = fmt.Sprintf("0x%016x", pc)
-			nmFull = nmName
-		}
-	}
-	out := make([]jframe, len(a2l))
-	for i, f := range a2l {
-		j := jframe{name: f.Function, full: f.Function, file: f.File, line: f.Line}
-		if nmKnown && (f.Function == "??" || strings.HasPrefix(nmFull, o.shortName(f.Function))) {
-			j.name, j.full = nmName, nmFull
-		}
-		out[i] = j
-	}
-	return out
-}
-
-// shortName is jeprof's ShortFunctionName of name, memoized.
-func (o *object) shortName(name string) string { return o.names.shortOf(name) }
-
-func addressFrame(pc uint64) []jframe {
-	s := fmt.Sprintf("%016x", pc)
-	return []jframe{{name: s, full: s}}
-}
-
-// attach writes the frames into the profile: one Function per distinct
-// (full name, file), one Line per frame, innermost first.
-func attach(p *profile.Profile, frames map[uint64][]jframe) {
-	type fkey struct{ full, file string }
-	funcs := make(map[fkey]*profile.Function, len(frames)/2)
-	var nextID uint64
-	for _, f := range p.Function {
-		nextID = max(nextID, f.ID)
-	}
-	for _, loc := range p.Location {
-		if len(loc.Line) != 0 {
-			continue
-		}
-		fr, ok := frames[loc.Address]
-		if !ok {
-			continue
-		}
-		loc.Line = make([]profile.Line, 0, len(fr))
-		for _, j := range fr {
-			file := j.file
-			if file == "??" {
-				file = ""
-			}
-			k := fkey{j.full, file}
-			fn := funcs[k]
-			if fn == nil {
-				nextID++
-				fn = &profile.Function{ID: nextID, Name: j.name, SystemName: j.full, Filename: file}
-				funcs[k] = fn
-				p.Function = append(p.Function, fn)
-			}
-			loc.Line = append(loc.Line, profile.Line{Function: fn, Line: int64(j.line)})
-		}
-	}
-}
+// MainProgram is the profile's mapping of the main program, or nil; see
+// elfsym.MainProgram.
+func MainProgram(p *profile.Profile) *profile.Mapping { return elfsym.MainProgram(p) }

@@ -3,6 +3,11 @@
 // its symbol table) on the same binary and heap profile.
 //
 //	go run ./bench/heapprof/symbench BINARY PROFILE
+//
+// With -dot it runs the whole pipeline (parse, symbolize, render) one
+// stage after the other; -coldruns N repeats the cold pass N times with a
+// fresh cache, and a CPU profile (-cpuprofile) is labelled by stage
+// (go tool pprof -tagfocus phase=symbolize).
 package main
 
 import (
@@ -30,33 +35,50 @@ func main() {
 	warm := flag.Bool("warm", true, "after the cold pass, time a warm one (same cache)")
 	warmRuns := flag.Int("warmruns", 1, "warm passes (the last one is reported and profiled with -cpupass warm)")
 	memProfile := flag.String("memprofile", "", "write a heap profile after the cold pass to this file (the cache still in use)")
+	memRate := flag.Int("memprofilerate", 0, "runtime.MemProfileRate for -memprofile (0: Go's default); its alloc_space counts every pass before")
 	dump := flag.String("dump", "", "write every location's frames after the cold pass to this file (to diff two versions)")
 	dot := flag.Bool("dot", false, "time the whole pipeline (heapprof.Parse, Symbolize, WriteDOT) instead of Symbolize alone")
+	coldRuns := flag.Int("coldruns", 1, "cold passes, each with a fresh cache (the last one is reported; -cpupass cold profiles them all)")
 	flag.Parse()
+	if *memRate > 0 {
+		runtime.MemProfileRate = *memRate
+	}
 	if flag.NArg() != 2 {
 		fmt.Fprintln(os.Stderr, "usage: symbench [-cpuprofile FILE] BINARY PROFILE")
 		os.Exit(2)
 	}
 	bin, prof := flag.Arg(0), flag.Arg(1)
-	cache := symbolize.NewCache()
+	cache := symbolize.NewCache() // the cold pass's, which the warm passes reuse
 	l := &symbolize.Local{Binary: bin, Cache: cache}
 	passes := []string{"cold"}
+	for i := 1; i < *coldRuns; i++ {
+		passes = append([]string{"cold-extra"}, passes...)
+	}
 	if *warm {
 		for i := 1; i < *warmRuns; i++ {
 			passes = append(passes, "warm-extra")
 		}
 		passes = append(passes, "warm")
 	}
-	for _, pass := range passes {
+	profiling := false
+	for i, pass := range passes {
+		l.Cache = cache
+		if pass == "cold-extra" {
+			// A fresh cache: every cold pass reads the images again.
+			l.Cache = symbolize.NewCache()
+		}
 		start0 := time.Now()
 		var p *profile.Profile
 		var err error
-		p, err = parseHeap(prof)
+		pprof.Do(context.Background(), pprof.Labels("phase", "parse"), func(context.Context) {
+			p, err = parseHeap(prof)
+		})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		if pass == *cpuPass && *cpuProfile != "" {
+		if !profiling && strings.HasPrefix(pass, *cpuPass) && *cpuProfile != "" {
+			profiling = true
 			f, err := os.Create(*cpuProfile)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
@@ -67,12 +89,21 @@ func main() {
 				os.Exit(1)
 			}
 		}
+		var ms0 runtime.MemStats
+		runtime.ReadMemStats(&ms0)
 		start, cpu0 := time.Now(), cpuTime()
-		if err := l.Symbolize(context.Background(), p); err != nil {
+		// Labelled, so a CPU profile of several passes can be cut by stage
+		// (go tool pprof -tagfocus phase=symbolize).
+		pprof.Do(context.Background(), pprof.Labels("phase", "symbolize"), func(ctx context.Context) {
+			err = l.Symbolize(ctx, p)
+		})
+		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		symbolized := time.Now()
+		var ms1 runtime.MemStats
+		runtime.ReadMemStats(&ms1)
 		if pass == "cold" && *dump != "" {
 			if err := writeFrames(*dump, p); err != nil {
 				fmt.Fprintln(os.Stderr, err)
@@ -82,7 +113,10 @@ func main() {
 		if *dot {
 			opt := heapprof.DefaultOptions()
 			opt.Program = bin
-			if err := heapprof.WriteDOT(io.Discard, p, opt); err != nil {
+			pprof.Do(context.Background(), pprof.Labels("phase", "dot"), func(context.Context) {
+				err = heapprof.WriteDOT(io.Discard, p, opt)
+			})
+			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
 			}
@@ -91,8 +125,9 @@ func main() {
 			// For bench/heapprof/run.sh: milliseconds, whole pipeline and symbolization alone.
 			fmt.Printf("RESULT %s total_ms=%.1f symbolize_ms=%.1f\n", pass, ms(time.Since(start0)), ms(symbolized.Sub(start)))
 		}
-		if pass == *cpuPass && *cpuProfile != "" {
+		if profiling && (i+1 == len(passes) || !strings.HasPrefix(passes[i+1], *cpuPass)) {
 			pprof.StopCPUProfile()
+			profiling = false
 		}
 		if pass == "cold" && *memProfile != "" {
 			f, err := os.Create(*memProfile)
@@ -104,8 +139,9 @@ func main() {
 		}
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		fmt.Printf("symbolize %s: wall %v, cpu %v, %d PCs (heap in use %d MB)\n", pass,
-			time.Since(start).Round(time.Millisecond), (cpuTime() - cpu0).Round(time.Millisecond), len(p.Location), ms.HeapInuse>>20)
+		fmt.Printf("symbolize %s: wall %v, cpu %v, %d PCs (heap in use %d MB, %d MB allocated)\n", pass,
+			time.Since(start).Round(time.Millisecond), (cpuTime() - cpu0).Round(time.Millisecond), len(p.Location), ms.HeapInuse>>20,
+			(ms1.TotalAlloc-ms0.TotalAlloc)>>20)
 	}
 	if !*runJeprof {
 		return

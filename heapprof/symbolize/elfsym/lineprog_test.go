@@ -1,4 +1,4 @@
-package symbolize
+package elfsym
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package symbolize
+package elfsym
 
 import (
 	"bytes"
@@ -42,7 +42,7 @@ type object struct {
 	syms     bfdSymtab // addr2line's symbols
 	symSecs  []section // the sections syms refer to
 
-	mapped *mappedFile // keeps the memory map of the DWARF alive
+	mapped []*mappedFile // keeps the memory maps of the symbols and the DWARF alive
 
 	mu    sync.Mutex
 	dw    *dwarfIndex
@@ -111,47 +111,64 @@ func openObject(path string, debugDirs []string) (*object, error) {
 		o.textAdj = text.Addr - text.Offset
 	}
 
-	static, _ := f.Symbols()
-	nmSyms, dynamic := static, false
-	if !hasListedSymbols(static) {
-		if dyn, err := f.DynamicSymbols(); err == nil {
-			nmSyms, dynamic = dyn, true
-		}
+	// The symbol tables are read in place, and so is the DWARF when the
+	// image carries it.
+	m, err := mapFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read symbols of %s: %w", path, err)
 	}
-	o.nm = buildNMTable(nmSyms, dynamic, f.Sections)
-	if len(static) > 0 {
-		o.syms = buildBFDSymtab(static, false)
-	} else if dyn, err := f.DynamicSymbols(); err == nil {
-		o.syms = buildBFDSymtab(dyn, true)
+	o.mapped = append(o.mapped, m)
+	static, err := readSymTab(f, m.data, elf.SHT_SYMTAB)
+	if err != nil {
+		static = &symTab{}
+	}
+	var dyn *symTab // .dynsym, read when needed
+	dynamic := func() *symTab {
+		if dyn == nil {
+			var err error
+			if dyn, err = readSymTab(f, m.data, elf.SHT_DYNSYM); err != nil {
+				dyn = &symTab{}
+			}
+		}
+		return dyn
+	}
+	if hasListedSymbols(static) {
+		o.nm = buildNMTable(static, f.Sections)
+	} else {
+		o.nm = buildNMTable(dynamic(), f.Sections)
+	}
+	if static.len() > 0 {
+		o.syms = buildBFDSymtab(static)
+	} else {
+		o.syms = buildBFDSymtab(dynamic())
 	}
 
-	dwFile, dwPath := f, path
+	dwFile, dwPath, dwMap := f, path, m
 	if f.Section(".debug_info") == nil {
 		if dbgPath := findDebugFile(f, path, o.buildID, debugDirs); dbgPath != "" {
 			df, err := elf.Open(dbgPath)
 			if err == nil {
 				defer df.Close()
-				dwFile, dwPath = df, dbgPath
+				dm, err := mapFile(dbgPath)
+				if err != nil {
+					return nil, fmt.Errorf("read DWARF of %s: %w", dbgPath, err)
+				}
+				o.mapped = append(o.mapped, dm)
+				dwFile, dwPath, dwMap = df, dbgPath, dm
 				// BFD then takes the debug file's symbols for every
 				// name it looks up.
-				if s, err := df.Symbols(); err == nil && len(s) > 0 {
-					o.syms = buildBFDSymtab(s, false)
+				if s, err := readSymTab(df, dm.data, elf.SHT_SYMTAB); err == nil && s.len() > 0 {
+					o.syms = buildBFDSymtab(s)
 					o.symSecs = allocSections(df)
 				}
 			}
 		}
 	}
 	if dwFile.Section(".debug_info") != nil {
-		m, err := mapFile(dwPath)
-		if err != nil {
-			return nil, fmt.Errorf("read DWARF of %s: %w", dwPath, err)
-		}
 		var d *dwarf.Data
 		var aranges []byte
-		raw, err := mappedDWARF(dwFile, m)
-		if err == nil {
-			o.mapped = m
-		} else {
+		raw, err := mappedDWARF(dwFile, dwMap)
+		if err != nil {
 			if d, err = fallbackToDebugDWARF(err, dwFile.DWARF); err != nil {
 				return nil, fmt.Errorf("read DWARF of %s: %w", dwPath, err)
 			}
@@ -169,10 +186,11 @@ func openObject(path string, debugDirs []string) (*object, error) {
 }
 
 // hasListedSymbols reports whether nm (without -a) prints any symbol.
-func hasListedSymbols(syms []elf.Symbol) bool {
-	for _, s := range syms {
-		t := elf.ST_TYPE(s.Info)
-		if t != elf.STT_SECTION && t != elf.STT_FILE && s.Section != elf.SHN_UNDEF && s.Name != "" {
+func hasListedSymbols(t *symTab) bool {
+	for i := range t.len() {
+		s := t.at(i)
+		typ := elf.ST_TYPE(s.info)
+		if typ != elf.STT_SECTION && typ != elf.STT_FILE && s.section != elf.SHN_UNDEF && len(t.nameBytes(s.name)) > 0 {
 			return true
 		}
 	}
@@ -198,6 +216,9 @@ func sectionOf(secs []section, addr uint64) (elf.SectionIndex, bool) {
 	}
 	return 0, false
 }
+
+// BuildID returns f's GNU build-id note as hex, or "".
+func BuildID(f *elf.File) string { return buildID(f) }
 
 // buildID returns the GNU build-id note as hex, or "".
 func buildID(f *elf.File) string {
@@ -284,6 +305,32 @@ type fnKey struct {
 	idx  int32
 }
 
+// prefetch starts decoding the DWARF units the addresses pc+delta need
+// (see Local.Prefetch) and returns the raw names of the nm symbols
+// jeprofFrames will print for them, to demangle without the lock. It
+// answers nothing. Callers hold o.mu.
+func (o *object) prefetch(pcs []uint64, delta uint64) []string {
+	if o.dw != nil {
+		// Addresses already answered need no unit.
+		var open []uint64
+		for _, pc := range pcs {
+			if _, ok := o.memo[pc+delta]; !ok {
+				open = append(open, pc)
+			}
+		}
+		o.dw.predecode(open, delta)
+	}
+	var raws []string
+	var last *nmSym
+	for _, pc := range pcs {
+		if s := o.nm.lookup(pc + delta); s != nil && s != last {
+			raws = append(raws, o.nm.name(s))
+			last = s
+		}
+	}
+	return raws
+}
+
 // lookupRun answers like one `addr2line -f -C -i -e image` process that
 // has already been asked the addresses recorded in seen (callers feed
 // addresses in ascending order, as jeprof does). Callers hold o.mu.
@@ -325,7 +372,7 @@ func (o *object) addr2line(addr uint64) answer {
 			if fi < 0 {
 				name := "??"
 				if s := o.symbol(addr); s != nil {
-					name = o.displayName(s.name)
+					name = o.displayName(o.syms.name(s))
 				}
 				return answer{frames: []Frame{{Function: name, File: file, Line: line}}}
 			}
@@ -333,14 +380,14 @@ func (o *object) addr2line(addr uint64) answer {
 			a := answer{fn: fnKey{unit: off, idx: fi}}
 			if !f.isLinkage {
 				if s := o.symbol(addr); s != nil {
-					a.firstName = o.displayName(s.name)
+					a.firstName = o.displayName(o.syms.name(s))
 				}
 				o.fixLinkage(f)
 			}
 			name := f.name
 			if name == "" {
 				if s := o.symbol(addr); s != nil {
-					name = s.name
+					name = o.syms.name(s)
 				}
 			}
 			a.frames = []Frame{{Function: o.displayName(name), File: file, Line: line}}
@@ -360,11 +407,11 @@ func (o *object) addr2line(addr uint64) answer {
 	if s == nil {
 		return answer{frames: unknownFrame}
 	}
-	file := s.file
+	file := o.syms.fileName(s)
 	if file == "" {
 		file = "??"
 	}
-	return answer{frames: []Frame{{Function: o.displayName(s.name), File: file}}}
+	return answer{frames: []Frame{{Function: o.displayName(o.syms.name(s)), File: file}}}
 }
 
 // symbol is _bfd_elf_find_function over addr2line's symbols.
@@ -385,7 +432,7 @@ func (o *object) fixLinkage(f *funcInfo) {
 		return
 	}
 	if s := o.symbol(f.ranges[0][0]); s != nil && s.value == f.ranges[0][0] {
-		f.name = s.name
+		f.name = o.syms.name(s)
 	}
 }
 

@@ -1,4 +1,4 @@
-package symbolize
+package elfsym
 
 import (
 	"cmp"
@@ -19,6 +19,9 @@ type dwarfIndex struct {
 	raw   *rawDWARF // mapped sections for the fast scanner; nil to use debug/dwarf
 	cus   []cuRange // sorted by low
 	units map[dwarf.Offset]*unitInfo
+	// pre holds the units Prefetch decodes ahead, with the addresses they
+	// are decoded for, until inBatches answers them.
+	pre map[dwarf.Offset]*preUnit
 	// byHeader: cus and units are keyed by the offset of the unit header,
 	// not of its first entry. Finding the entry means reading the header;
 	// when .debug_info is compressed, that would inflate it all at once.
@@ -41,6 +44,7 @@ type unitInfo struct {
 	seqs   []lineSeq
 	files  []string
 	nameOf map[dwarf.Offset][]nameAttr // name-bearing attributes of subprogram DIEs
+	strs   map[uint64]string           // names read while decoding (attrString)
 	hdr    unitHeader                  // the unit's header, when decoded by the scanner
 }
 
@@ -61,11 +65,23 @@ type funcLookup struct {
 }
 
 // nameAttr is one attribute that find_abstract_instance reads, in DIE order.
+// A name is str, or for the scanner where it lies (strIn, strOff), read
+// only when needed (rawDWARF.attrString).
 type nameAttr struct {
-	attr dwarf.Attr
-	str  string
-	ref  dwarf.Offset
+	attr   dwarf.Attr
+	str    string
+	ref    dwarf.Offset
+	strIn  uint8 // strHere or the section strOff is an offset in
+	strOff uint64
 }
+
+// Where a nameAttr's name is.
+const (
+	strHere      = iota // in str
+	strInStr            // .debug_str
+	strInLineStr        // .debug_line_str
+	strInInfo           // .debug_info (DW_FORM_string)
+)
 
 type lineSeq struct {
 	low  uint64
@@ -84,7 +100,7 @@ const attrMIPSLinkageName dwarf.Attr = 0x2007
 // newDwarfIndex indexes the units of debug/dwarf's reader d (raw nil) or
 // of the mapped sections raw (d nil: built only for fallbacks).
 func newDwarfIndex(d *dwarf.Data, raw *rawDWARF, aranges []byte) (*dwarfIndex, error) {
-	x := &dwarfIndex{d: d, raw: raw, units: make(map[dwarf.Offset]*unitInfo)}
+	x := &dwarfIndex{d: d, raw: raw, units: make(map[dwarf.Offset]*unitInfo), pre: make(map[dwarf.Offset]*preUnit)}
 	firstEntry := func(hdr dwarf.Offset) (dwarf.Offset, error) { return firstEntryOffset(d, hdr) }
 	if raw != nil {
 		if s := raw.secs["aranges"]; s != nil {
@@ -303,6 +319,18 @@ func unitRanges(d *dwarf.Data) ([]cuRange, error) {
 	}
 }
 
+// firstUnit is unitsFor(addr)[0], without allocating: the unit BFD asks
+// first. ok is false when no unit's ranges contain addr.
+func (x *dwarfIndex) firstUnit(addr uint64) (off dwarf.Offset, ok bool) {
+	i := sort.Search(len(x.cus), func(i int) bool { return x.cus[i].low > addr })
+	for j := i - 1; j >= 0 && i-j <= 65; j-- {
+		if c := x.cus[j]; addr >= c.low && addr < c.high && (!ok || c.off < off) {
+			off, ok = c.off, true
+		}
+	}
+	return off, ok
+}
+
 // unitsFor returns the units whose ranges contain addr, in .debug_info order.
 func (x *dwarfIndex) unitsFor(addr uint64) []dwarf.Offset {
 	i := sort.Search(len(x.cus), func(i int) bool { return x.cus[i].low > addr })
@@ -321,6 +349,85 @@ func (x *dwarfIndex) unitsFor(addr uint64) []dwarf.Offset {
 	return offs
 }
 
+// preUnit is a unit being decoded ahead (predecode) for the sorted
+// addresses want: u is set (nil if decoding failed) when done is closed.
+type preUnit struct {
+	want []uint64
+	done chan struct{}
+	u    *unitInfo
+}
+
+// predecode starts decoding, in parallel, the units that hold the
+// addresses pc+delta and are not decoded yet, for those addresses, and
+// leaves them in x.pre for inBatches, which waits for each as it gets to
+// it: answering one unit overlaps decoding the next. Callers hold the
+// object's lock; the decoding itself needs it not.
+func (x *dwarfIndex) predecode(pcs []uint64, delta uint64) {
+	want := make(map[dwarf.Offset][]uint64)
+	var need []dwarf.Offset
+	for _, pc := range pcs {
+		a := pc + delta
+		off, ok := x.firstUnit(a)
+		if !ok {
+			continue
+		}
+		if _, ok := want[off]; !ok {
+			need = append(need, off)
+		}
+		want[off] = append(want[off], a)
+	}
+	var ahead []*preUnit
+	n := 0
+	for _, off := range need {
+		slices.Sort(want[off])
+		if _, ok := x.units[off]; ok {
+			continue
+		}
+		if pu, ok := x.pre[off]; ok && covers(pu.want, want[off]) {
+			continue
+		}
+		pu := &preUnit{want: want[off], done: make(chan struct{})}
+		x.pre[off] = pu
+		ahead = append(ahead, pu)
+		need[n] = off
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	// In address order, as inBatches answers them.
+	work := make(chan int, n)
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	for range min(runtime.GOMAXPROCS(0), n) {
+		go func() {
+			for i := range work {
+				u, err := x.loadUnitFor(need[i], ahead[i].want)
+				if err == nil {
+					ahead[i].u = u
+				}
+				close(ahead[i].done)
+			}
+		}()
+	}
+}
+
+// covers reports whether the sorted addresses sub are all in the sorted want.
+func covers(want, sub []uint64) bool {
+	i := 0
+	for _, a := range sub {
+		for i < len(want) && want[i] < a {
+			i++
+		}
+		if i == len(want) || want[i] != a {
+			return false
+		}
+	}
+	return true
+}
+
 // inBatches calls answer for every pc (ascending; addresses are pc+delta)
 // unit by unit: it decodes a few units at a time, in parallel, answers
 // their addresses and drops them, so memory holds a handful of units while
@@ -337,15 +444,15 @@ func (x *dwarfIndex) inBatches(pcs []uint64, delta uint64, known func(uint64) bo
 	byUnit := make(map[dwarf.Offset]*group)
 	for _, pc := range pcs {
 		a := pc + delta
-		offs := x.unitsFor(a)
-		if len(offs) == 0 {
+		off, ok := x.firstUnit(a)
+		if !ok {
 			answer(pc) // no unit: symbols only
 			continue
 		}
-		g := byUnit[offs[0]]
+		g := byUnit[off]
 		if g == nil {
-			g = &group{off: offs[0]}
-			byUnit[offs[0]] = g
+			g = &group{off: off}
+			byUnit[off] = g
 			groups = append(groups, g)
 		}
 		g.pcs = append(g.pcs, pc)
@@ -362,8 +469,11 @@ func (x *dwarfIndex) inBatches(pcs []uint64, delta uint64, known func(uint64) bo
 		want := make(map[dwarf.Offset][]uint64)
 		for _, g := range part {
 			if _, ok := x.units[g.off]; g.load && !ok {
-				need = append(need, g.off)
 				slices.Sort(g.addrs)
+				if pu, ok := x.pre[g.off]; ok && covers(pu.want, g.addrs) {
+					continue // decoded ahead: taken below
+				}
+				need = append(need, g.off)
 				want[g.off] = g.addrs
 			}
 		}
@@ -379,6 +489,18 @@ func (x *dwarfIndex) inBatches(pcs []uint64, delta uint64, known func(uint64) bo
 		next = nil
 		if j := i + batch; j < len(groups) {
 			next = start(groups[j:min(j+batch, len(groups))])
+		}
+		for _, g := range part {
+			if _, ok := x.units[g.off]; ok || !g.load || loaded[g.off] != nil {
+				continue
+			}
+			if pu, ok := x.pre[g.off]; ok && covers(pu.want, g.addrs) {
+				<-pu.done
+				if pu.u != nil { // else unit() reports why
+					loaded[g.off] = pu.u
+				}
+				delete(x.pre, g.off)
+			}
 		}
 		for off, u := range loaded {
 			x.units[off] = u
@@ -503,29 +625,17 @@ func (x *dwarfIndex) loadUnitRaw(h unitHeader, want []uint64) (*unitInfo, error)
 	type span struct{ start, n int32 }
 	var spans []span
 	var rangeErr error
-	// Per callback: its index in u.funcs (-1 when not kept) and its
-	// caller's callback index, to find the nearest kept enclosing function.
-	var kept, callers []int32
 	err = x.raw.scanUnit(h, base, want, func(d *scannedDIE) {
-		callers = append(callers, d.caller)
 		if !d.hit {
-			// Holds no wanted address: only its names may be needed,
-			// as the abstract origin of inlined calls.
-			kept = append(kept, -1)
-			if d.tag != dwarf.TagInlinedSubroutine {
-				u.nameOf[d.off] = slices.Clone(d.attrs)
-			}
+			// Holds no wanted address: only its names may be needed, as
+			// the abstract origin of inlined calls, and namesAt reads
+			// them then.
 			return
 		}
-		kept = append(kept, int32(len(u.funcs)))
+		// Hit DIEs are u.funcs, in order: d.caller indexes them.
 		f := funcInfo{caller: -1, callLine: int(d.callLine)}
 		if d.tag == dwarf.TagInlinedSubroutine {
-			for c := d.caller; c >= 0; c = callers[c] {
-				if kept[c] >= 0 {
-					f.caller = kept[c]
-					break
-				}
-			}
+			f.caller = d.caller
 		}
 		if d.callFile >= 0 {
 			f.callFile = u.fileName(d.callFile)
@@ -582,10 +692,18 @@ func (x *dwarfIndex) loadUnitRaw(h unitHeader, want []uint64) (*unitInfo, error)
 			x.names.shortOf(x.names.display(f.name))
 		}
 	}
-	u.nameOf = nil
+	u.nameOf, u.strs = nil, nil
 	u.buildLookup()
-	x.raw.info.release(h.start, h.end)
+	x.raw.info.releaseAround(h.start, h.end)
 	x.raw.dropAbbrevs(h.abbrevOff)
+	// The pages of the other sections this unit read (its abbreviations,
+	// range lists and names) are dropped too: a unit reads few of them
+	// but fault-around maps 64 KB each time, and units far apart in a
+	// large program (a server's profile) would keep megabytes of them
+	// resident. Units decoded meanwhile fault back what they read.
+	for _, name := range []string{"abbrev", "ranges", "rnglists", "str", "line_str"} {
+		x.raw.secs[name].releaseAll()
+	}
 	return u, nil
 }
 
@@ -740,7 +858,7 @@ func (x *dwarfIndex) readLines(u *unitInfo, cu unitEntry, addrSize int, want []u
 	p, err := parseLineProgram(x.raw.line, uint64(cu.stmtList), cu.compDir, addrSize, x.raw.str, x.raw.lineStr)
 	if err == nil {
 		err = p.decode(u, want, &x.raw.rows)
-		x.raw.line.release(p.start, p.end)
+		x.raw.line.releaseAround(p.start, p.end)
 	}
 	if err != nil {
 		return err
@@ -761,13 +879,13 @@ func (x *dwarfIndex) applyNames(u *unitInfo, attrs []nameAttr, top bool, depth i
 		switch a.attr {
 		case dwarf.AttrName:
 			if *name == "" {
-				*name = a.str
+				*name = x.attrString(u, &a)
 				if cLike {
 					*linkage = true
 				}
 			}
 		case dwarf.AttrLinkageName, attrMIPSLinkageName:
-			*name = a.str
+			*name = x.attrString(u, &a)
 			*linkage = true
 		case dwarf.AttrAbstractOrigin:
 			if top {
@@ -777,6 +895,24 @@ func (x *dwarfIndex) applyNames(u *unitInfo, attrs []nameAttr, top bool, depth i
 			x.applyNames(u, x.namesAt(u, a.ref), false, depth+1, cLike, name, linkage)
 		}
 	}
+}
+
+// attrString is a's name, read once per place and unit (the same names
+// recur for every inlined instance).
+func (x *dwarfIndex) attrString(u *unitInfo, a *nameAttr) string {
+	if a.strIn == strHere {
+		return a.str
+	}
+	key := a.strOff<<2 | uint64(a.strIn)
+	if s, ok := u.strs[key]; ok {
+		return s
+	}
+	s := x.raw.attrString(a)
+	if u.strs == nil {
+		u.strs = make(map[uint64]string)
+	}
+	u.strs[key] = s
+	return s
 }
 
 // namesAt returns the name-bearing attributes of the DIE at off, reading it

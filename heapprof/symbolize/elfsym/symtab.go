@@ -1,4 +1,4 @@
-package symbolize
+package elfsym
 
 import (
 	"cmp"
@@ -14,14 +14,18 @@ import (
 // spanning up to the next address nm lists.
 type nmSym struct {
 	start, end uint64
-	raw        string // as BFD names it; nm --demangle prints demangleBFD(raw)
+	sym        int32 // the symbol's index in the table
 	// tagged is whether jeprof appends "<start>" to the name: it does for
 	// the first symbol at an address, not for a later "t"/"T" one that
 	// replaced it.
 	tagged bool
-	// display and full memoize jeprofFrames' names for the symbol
-	// (written under the object's lock).
-	display, full string
+}
+
+// nmNames are a looked-up symbol's names, memoized: every PC of a function
+// asks. The table itself holds no strings, so the collector never scans it.
+type nmNames struct {
+	raw           string // as BFD names it (nm --demangle prints demangleBFD of it)
+	display, full string // jeprofFrames' names, once computed ("" before)
 }
 
 // fullName is the name jeprof's MapSymbolsWithNM records, given the
@@ -38,7 +42,26 @@ func (s *nmSym) fullName(name string) string {
 type nmTable struct {
 	syms    []nmSym
 	hasFini bool // jeprof only runs addr2line with -i when _fini is listed
+	tab     *symTab
+	names   map[int32]*nmNames
 }
+
+// namesOf is s's memo, its raw name read on first use. Callers hold the
+// object's lock.
+func (t *nmTable) namesOf(s *nmSym) *nmNames {
+	n := t.names[s.sym]
+	if n == nil {
+		n = &nmNames{raw: t.tab.nmName(int(s.sym))}
+		if t.names == nil {
+			t.names = make(map[int32]*nmNames)
+		}
+		t.names[s.sym] = n
+	}
+	return n
+}
+
+// name is s's name as BFD names it. Callers hold the object's lock.
+func (t *nmTable) name(s *nmSym) string { return t.namesOf(s).raw }
 
 // lookup mirrors MapSymbolsWithNM: the procedure whose end lies above addr.
 // It does not check the start, like jeprof: addresses below the first
@@ -58,104 +81,88 @@ func (t *nmTable) lookup(addr uint64) *nmSym {
 // nmEntry is a symbol as nm lists it, before grouping by address.
 type nmEntry struct {
 	value  uint64
-	raw    string // name as BFD holds it (with @VERSION for dynamic symbols)
-	isText bool   // nm type t or T
-	idx    int    // position in the symbol table
+	sym    int32 // index in the symbol table (its order)
+	isText bool  // nm type t or T
 }
 
-// buildNMTable reproduces `nm -n --demangle` and jeprof's grouping. nm
-// lists defined, non-debugging symbols (no section or file symbols) sorted
-// by value, then by name.
-func buildNMTable(syms []elf.Symbol, dynamic bool, sections []*elf.Section) nmTable {
-	var entries []nmEntry
-	for _, s := range syms {
-		typ := elf.ST_TYPE(s.Info)
-		if typ == elf.STT_SECTION || typ == elf.STT_FILE || s.Section == elf.SHN_UNDEF || s.Name == "" {
+// buildNMTable reproduces `nm -n --demangle` (nm -D -n for a dynamic
+// table) and jeprof's grouping. nm lists defined, non-debugging symbols (no
+// section or file symbols) sorted by value, then by name.
+func buildNMTable(t *symTab, sections []*elf.Section) nmTable {
+	entries := make([]nmEntry, 0, t.len())
+	hasFini := false
+	for i := range t.len() {
+		s := t.at(i)
+		typ := elf.ST_TYPE(s.info)
+		if typ == elf.STT_SECTION || typ == elf.STT_FILE || s.section == elf.SHN_UNDEF {
 			continue
 		}
-		name := s.Name
-		if dynamic {
-			name = versionedName(s)
+		name := t.nameBytes(s.name)
+		if len(name) == 0 {
+			continue
 		}
-		entries = append(entries, nmEntry{value: s.Value, raw: name, isText: isNMText(s, sections), idx: len(entries)})
+		// jeprof checks every name nm prints for _fini; other names at the
+		// same address are printed too.
+		if string(name) == "_fini" && (!t.dynamic || t.nmName(i) == "_fini") {
+			hasFini = true
+		}
+		entries = append(entries, nmEntry{value: s.value, sym: int32(i), isText: isNMText(s, sections)})
 	}
-	// By address and name, in table order among equals (a stable sort,
-	// without sort.SliceStable's cost on 100,000 symbols).
+	// By address and name, in table order among equals: by address first,
+	// then the few runs of symbols at one address (aliases) by name.
 	slices.SortFunc(entries, func(a, b nmEntry) int {
 		if c := cmp.Compare(a.value, b.value); c != 0 {
 			return c
 		}
-		if c := strings.Compare(a.raw, b.raw); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.idx, b.idx)
+		return cmp.Compare(a.sym, b.sym)
 	})
-	t := nmTable{syms: make([]nmSym, 0, len(entries))}
+	for i := 0; i < len(entries); {
+		j := i + 1
+		for j < len(entries) && entries[j].value == entries[i].value {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortStableFunc(entries[i:j], func(a, b nmEntry) int {
+				return strings.Compare(t.nmName(int(a.sym)), t.nmName(int(b.sym)))
+			})
+		}
+		i = j
+	}
+	nt := nmTable{syms: make([]nmSym, 0, len(entries)), hasFini: hasFini, tab: t}
 	for i := 0; i < len(entries); {
 		j := i
-		chosen, tagged := entries[i].raw, true
+		chosen, tagged := entries[i].sym, true
 		for j+1 < len(entries) && entries[j+1].value == entries[i].value {
 			j++
 			if entries[j].isText {
-				chosen, tagged = entries[j].raw, false
-			}
-		}
-		for k := i; k <= j; k++ {
-			// jeprof checks every name nm prints for _fini; other names
-			// at the same address are printed too.
-			if entries[k].raw == "_fini" {
-				t.hasFini = true
+				chosen, tagged = entries[j].sym, false
 			}
 		}
 		end := entries[i].value
 		if j+1 < len(entries) {
 			end = entries[j+1].value
 		}
-		t.syms = append(t.syms, nmSym{start: entries[i].value, end: end, raw: chosen, tagged: tagged})
+		nt.syms = append(nt.syms, nmSym{start: entries[i].value, end: end, sym: chosen, tagged: tagged})
 		i = j + 1
 	}
-	return t
+	return nt
 }
 
 // isNMText reports whether nm prints type "t" or "T": a local or global
 // (not weak, not unique, not ifunc) symbol in an executable section.
-func isNMText(s elf.Symbol, sections []*elf.Section) bool {
-	bind := elf.ST_BIND(s.Info)
+func isNMText(s elfSym, sections []*elf.Section) bool {
+	bind := elf.ST_BIND(s.info)
 	if bind != elf.STB_LOCAL && bind != elf.STB_GLOBAL {
 		return false
 	}
-	if elf.ST_TYPE(s.Info) == elf.STT_GNU_IFUNC {
+	if elf.ST_TYPE(s.info) == elf.STT_GNU_IFUNC {
 		return false
 	}
-	idx := int(s.Section)
-	if s.Section >= elf.SHN_LORESERVE || idx >= len(sections) {
+	idx := int(s.section)
+	if s.section >= elf.SHN_LORESERVE || idx >= len(sections) {
 		return false
 	}
 	return sections[idx].Flags&elf.SHF_EXECINSTR != 0
-}
-
-// versionedName appends the symbol version the way BFD names dynamic
-// symbols, so as `nm -D` prints them (binutils 2.40, bfd/elf.c
-// _bfd_elf_get_symbol_version_string and nm.c print_symname): "@@VER" for
-// a default version of .gnu.version_d; "@VER" for a hidden one and for
-// every version from .gnu.version_r, which on a defined symbol is a copy
-// relocation (stdin@GLIBC_2.2.5 in an executable); nothing for the local
-// and base indexes, nor for a version definition's own absolute symbol
-// (VER_1, libnuma_1.1).
-func versionedName(s elf.Symbol) string {
-	if !s.HasVersion || s.Version == "" || s.Section == elf.SHN_UNDEF {
-		return s.Name
-	}
-	// debug/elf names the file that needs the version (Library) only for
-	// .gnu.version_r entries.
-	needed := s.Library != ""
-	if !needed && s.Name == s.Version {
-		return s.Name
-	}
-	if needed || s.VersionIndex.IsHidden() {
-		return s.Name + "@" + s.Version
-	}
-	return s.Name + "@@" + s.Version
 }
 
 // demangleBFD demangles like bfd_demangle with DMGL_PARAMS|DMGL_ANSI:
@@ -180,28 +187,44 @@ func demangleBFD(name string) string {
 type bfdSym struct {
 	value, size uint64 // size is at least 1, like _bfd_elf_maybe_function_sym
 	section     elf.SectionIndex
-	name        string // raw (mangled, versioned)
 	local       bool
-	file        string // the preceding STT_FILE symbol, for local symbols
+	sym         int32 // index in the symbol table: its order, and its name
+	file        int32 // the preceding STT_FILE symbol, for local symbols; -1 if none
 }
 
 // bfdSymtab is the symbol list addr2line reads: .symtab, or .dynsym when the
-// image has no static symbols. syms keeps the file's order; byAddr indexes
-// it by section and value (stable, so file order breaks ties).
+// image has no static symbols, sorted by section and value (file order
+// among equals).
 type bfdSymtab struct {
-	syms   []bfdSym
-	byAddr []int32
+	syms []bfdSym
+	tab  *symTab
 }
 
-func buildBFDSymtab(syms []elf.Symbol, dynamic bool) bfdSymtab {
-	var t bfdSymtab
-	file := ""
+// name is s's raw (mangled) name: addr2line prints dynamic symbols without
+// their version, unlike nm -D.
+func (t *bfdSymtab) name(s *bfdSym) string { return t.tab.plainName(int(s.sym)) }
+
+// fileName is the STT_FILE symbol's name before s, or "".
+func (t *bfdSymtab) fileName(s *bfdSym) string {
+	if s.file < 0 {
+		return ""
+	}
+	return t.tab.plainName(int(s.file))
+}
+
+func buildBFDSymtab(tab *symTab) bfdSymtab {
+	t := bfdSymtab{tab: tab, syms: make([]bfdSym, 0, tab.len())}
+	file := int32(-1)
 	fileAfterSymbol := false
 	seenSymbol := false
-	for _, s := range syms {
-		typ := elf.ST_TYPE(s.Info)
+	for i := range tab.len() {
+		s := tab.at(i)
+		typ := elf.ST_TYPE(s.info)
 		if typ == elf.STT_FILE {
-			file = s.Name
+			file = -1
+			if len(tab.nameBytes(s.name)) > 0 {
+				file = int32(i)
+			}
 			if seenSymbol {
 				fileAfterSymbol = true
 			}
@@ -209,42 +232,34 @@ func buildBFDSymtab(syms []elf.Symbol, dynamic bool) bfdSymtab {
 		}
 		seenSymbol = true
 		if typ == elf.STT_SECTION || typ == elf.STT_OBJECT || typ == elf.STT_TLS ||
-			s.Section == elf.SHN_UNDEF || s.Section >= elf.SHN_LORESERVE {
+			s.section == elf.SHN_UNDEF || s.section >= elf.SHN_LORESERVE {
 			continue
 		}
-		local := elf.ST_BIND(s.Info) == elf.STB_LOCAL
+		local := elf.ST_BIND(s.info) == elf.STB_LOCAL
 		// Hidden, local, untyped, zero-sized symbols are annobin markers,
 		// which BFD does not take for functions.
-		if s.Size == 0 && local && typ == elf.STT_NOTYPE && elf.ST_VISIBILITY(s.Other) == elf.STV_HIDDEN {
+		if s.size == 0 && local && typ == elf.STT_NOTYPE && elf.ST_VISIBILITY(s.other) == elf.STV_HIDDEN {
 			continue
 		}
-		size := s.Size
+		size := s.size
 		if size == 0 {
 			size = 1
 		}
-		// addr2line prints dynamic symbols without their version,
-		// unlike nm -D.
-		name := s.Name
-		b := bfdSym{value: s.Value, size: size, section: s.Section, name: name, local: local}
-		if file != "" && (local || !fileAfterSymbol) {
+		b := bfdSym{value: s.value, size: size, section: s.section, local: local, sym: int32(i), file: -1}
+		if file >= 0 && (local || !fileAfterSymbol) {
 			b.file = file
 		}
 		t.syms = append(t.syms, b)
 	}
-	t.byAddr = make([]int32, len(t.syms))
-	for i := range t.byAddr {
-		t.byAddr[i] = int32(i)
-	}
 	// By section and value, in file order among equals.
-	slices.SortFunc(t.byAddr, func(i, j int32) int {
-		a, b := &t.syms[i], &t.syms[j]
+	slices.SortFunc(t.syms, func(a, b bfdSym) int {
 		if c := cmp.Compare(a.section, b.section); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(a.value, b.value); c != 0 {
 			return c
 		}
-		return cmp.Compare(i, j)
+		return cmp.Compare(a.sym, b.sym)
 	})
 	return t
 }
@@ -255,8 +270,8 @@ func buildBFDSymtab(syms []elf.Symbol, dynamic bool) bfdSymtab {
 // largest). It does not require the symbol to cover addr.
 func (t *bfdSymtab) find(addr uint64, section elf.SectionIndex) *bfdSym {
 	// First index whose (section, value) is above (section, addr).
-	i := sort.Search(len(t.byAddr), func(i int) bool {
-		s := &t.syms[t.byAddr[i]]
+	i := sort.Search(len(t.syms), func(i int) bool {
+		s := &t.syms[i]
 		if s.section != section {
 			return s.section > section
 		}
@@ -265,13 +280,13 @@ func (t *bfdSymtab) find(addr uint64, section elf.SectionIndex) *bfdSym {
 	if i == 0 {
 		return nil
 	}
-	last := &t.syms[t.byAddr[i-1]]
+	last := &t.syms[i-1]
 	if last.section != section {
 		return nil
 	}
 	j := i - 1
 	for j > 0 {
-		p := &t.syms[t.byAddr[j-1]]
+		p := &t.syms[j-1]
 		if p.section != section || p.value != last.value {
 			break
 		}
@@ -279,7 +294,7 @@ func (t *bfdSymtab) find(addr uint64, section elf.SectionIndex) *bfdSym {
 	}
 	var best *bfdSym
 	for k := j; k < i; k++ {
-		s := &t.syms[t.byAddr[k]]
+		s := &t.syms[k]
 		if best == nil || betterFit(best.value, best.size, s.value, s.size, addr) {
 			best = s
 		}

@@ -1,4 +1,4 @@
-package symbolize
+package elfsym
 
 import (
 	"bytes"
@@ -27,6 +27,8 @@ type debugSection struct {
 	mu   sync.Mutex
 	size int           // uncompressed size
 	z    io.ReadCloser // inflater; nil once done
+	in   *bytes.Reader // z's input, the compressed bytes (mapped)
+	raw  []byte        // the compressed bytes in
 	buf  []byte        // inflated prefix; cap(buf) == size, never reallocated
 	err  error
 }
@@ -71,7 +73,8 @@ func newDebugSection(f *elf.File, s *elf.Section, data []byte) (*debugSection, e
 	if size > maxInflated || size > uint64(len(raw))*1100+1024 {
 		return nil, fmt.Errorf("section %s: implausible size %d", s.Name, size)
 	}
-	z, err := zlib.NewReader(bytes.NewReader(raw[hdr:]))
+	in := bytes.NewReader(raw[hdr:])
+	z, err := zlib.NewReader(in)
 	if err != nil {
 		return nil, fmt.Errorf("section %s: %w", s.Name, err)
 	}
@@ -79,7 +82,7 @@ func newDebugSection(f *elf.File, s *elf.Section, data []byte) (*debugSection, e
 	if err != nil {
 		return nil, fmt.Errorf("section %s: %w", s.Name, err)
 	}
-	ds := &debugSection{size: int(size), z: z, buf: buf[:0]}
+	ds := &debugSection{size: int(size), z: z, in: in, raw: raw[hdr:], buf: buf[:0]}
 	if len(buf) > 0 {
 		// Everything that holds a slice of buf also holds ds (rawDWARF).
 		runtime.AddCleanup(ds, func(b []byte) { _ = syscall.Munmap(b) }, buf)
@@ -132,6 +135,11 @@ func (s *debugSection) prefix(n int) []byte {
 			s.z.Close()
 			s.z = nil
 		}
+		// The compressed bytes read so far are not read again: their
+		// mapped pages are dropped (a flate reader over an io.ByteReader
+		// reads no further than it decodes).
+		consumed := len(s.raw) - s.in.Len()
+		releaseMapped(s.raw, 0, consumed-4096)
 	}
 	return s.buf
 }
@@ -151,20 +159,48 @@ func (s *debugSection) all() ([]byte, error) {
 	return b, nil
 }
 
+// faultAround is how far beyond the bytes read the kernel may have mapped
+// a file's pages: fault-around maps 64 KB per fault, more with large
+// folios (64-280 KB measured for heapproxy's binary).
+const faultAround = 256 << 10
+
+// releaseAround is release of [start, end) and the faultAround bytes on
+// either side: the pages fault-around mapped with the range's, which no
+// unit needs unless it is being decoded (it then faults them back).
+func (s *debugSection) releaseAround(start, end int) {
+	s.release(max(start-faultAround, 0), min(end+faultAround, len(s.plain)))
+}
+
+// releaseAll is release over the whole section.
+func (s *debugSection) releaseAll() {
+	if s != nil {
+		s.release(0, len(s.plain))
+	}
+}
+
 // release drops the mapped pages that lie wholly inside [start, end) of a
 // plain section from the process's resident set: a decoded unit's DIEs
 // and line program are not read again (and would be paged back in from
 // the page cache if they were). Compressed sections keep their buffer.
 func (s *debugSection) release(start, end int) {
-	if s.plain == nil || start < 0 || end > len(s.plain) || start >= end {
+	if s.plain == nil {
+		return
+	}
+	releaseMapped(s.plain, start, end)
+}
+
+// releaseMapped drops the pages wholly inside [start, end) of b, a slice
+// of a file mapping, from the resident set.
+func releaseMapped(b []byte, start, end int) {
+	if start < 0 || end > len(b) || start >= end {
 		return
 	}
 	page := syscall.Getpagesize()
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(s.plain)))
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	lo := (base + uintptr(start) + uintptr(page) - 1) &^ uintptr(page-1)
 	hi := (base + uintptr(end)) &^ uintptr(page-1)
 	if hi <= lo {
 		return
 	}
-	_ = unix.Madvise(s.plain[lo-base:hi-base], unix.MADV_DONTNEED)
+	_ = unix.Madvise(b[lo-base:hi-base], unix.MADV_DONTNEED)
 }

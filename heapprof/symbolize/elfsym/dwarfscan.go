@@ -1,6 +1,7 @@
-package symbolize
+package elfsym
 
 import (
+	"bytes"
 	"debug/dwarf"
 	"errors"
 	"fmt"
@@ -14,10 +15,13 @@ import (
 // the rest by form, without debug/dwarf's per-entry allocations.
 type rawDWARF struct {
 	// .debug_info and .debug_line are read as far as the units asked for
-	// need; the smaller sections are loaded whole on first use (load).
-	info, line                             *debugSection
-	abbrev, str, lineStr, ranges, rnglists []byte
-	secs                                   map[string]*debugSection // every .debug_* section, by name without the prefix
+	// need, .debug_abbrev, .debug_ranges and .debug_rnglists as far as the
+	// tables and lists asked for go (readFrom), .debug_str and
+	// .debug_line_str whole on first use (load): a compressed section is
+	// inflated only that far.
+	info, line   *debugSection
+	str, lineStr []byte
+	secs         map[string]*debugSection // every .debug_* section, by name without the prefix
 
 	loadOnce sync.Once
 	loadErr  error
@@ -38,8 +42,7 @@ type rawDWARF struct {
 // load inflates (or takes in place) the sections read whole.
 func (x *rawDWARF) load() error {
 	x.loadOnce.Do(func() {
-		for name, dst := range map[string]*[]byte{"abbrev": &x.abbrev, "str": &x.str, "line_str": &x.lineStr,
-			"ranges": &x.ranges, "rnglists": &x.rnglists} {
+		for name, dst := range map[string]*[]byte{"str": &x.str, "line_str": &x.lineStr} {
 			s := x.secs[name]
 			if s == nil {
 				continue
@@ -156,9 +159,30 @@ type reader struct {
 	strs map[uint64]string // interned .debug_str / .debug_line_str strings by offset
 }
 
+// readFrom runs read over sec from off on. A compressed section is
+// inflated only as far as reading goes: read gets a prefix first, and
+// again a longer one (up to all of it) as long as it runs out of bytes
+// ("truncated"), so read must not keep what a failed run produced.
+func readFrom(sec *debugSection, off int, read func(r *reader)) error {
+	for n := 16 << 10; ; n *= 4 {
+		b := sec.prefix(off + n)
+		r := &reader{b: b, off: off}
+		read(r)
+		if r.err == nil || !errors.Is(r.err, errTruncated) || len(b) >= sec.len() || off+n >= sec.len() {
+			return r.err
+		}
+	}
+}
+
+// errTruncated: a read ran past the end of the bytes it had.
+var errTruncated = errors.New("truncated DWARF")
+
 // strAt returns the string at off in sec, once per offset and scan: the
 // same names recur for every inlined instance.
 func (r *reader) strAt(sec []byte, off uint64, key uint64) string {
+	if r.strs == nil {
+		return cstringAt(sec, off)
+	}
 	if s, ok := r.strs[key]; ok {
 		return s
 	}
@@ -169,7 +193,7 @@ func (r *reader) strAt(sec []byte, off uint64, key uint64) string {
 
 func (r *reader) u8() byte {
 	if r.off >= len(r.b) {
-		r.err = errors.New("truncated DWARF")
+		r.err = errTruncated
 		return 0
 	}
 	v := r.b[r.off]
@@ -179,7 +203,7 @@ func (r *reader) u8() byte {
 
 func (r *reader) fixed(n int) uint64 {
 	if r.off+n > len(r.b) || r.off+n < r.off {
-		r.err = errors.New("truncated DWARF")
+		r.err = errTruncated
 		r.off = len(r.b)
 		return 0
 	}
@@ -234,7 +258,7 @@ func (r *reader) sleb() int64 {
 
 func (r *reader) skip(n int) {
 	if n < 0 || r.off+n > len(r.b) {
-		r.err = errors.New("truncated DWARF")
+		r.err = errTruncated
 		r.off = len(r.b)
 		return
 	}
@@ -291,10 +315,21 @@ func (x *rawDWARF) abbrevTable(off uint64) (abbrevTab, error) {
 	if t, ok := x.abbrevs[off]; ok {
 		return t, nil
 	}
-	if off >= uint64(len(x.abbrev)) {
+	sec := x.secs["abbrev"]
+	if off >= uint64(sec.len()) {
 		return nil, fmt.Errorf("abbrev offset %#x out of range", off)
 	}
-	r := &reader{b: x.abbrev, off: int(off)}
+	var t abbrevTab
+	err := readFrom(sec, int(off), func(r *reader) { t = parseAbbrevs(r) })
+	if err != nil {
+		return nil, err
+	}
+	x.abbrevs[off] = t
+	return t, nil
+}
+
+// parseAbbrevs reads one abbreviation table; errors are left in r.err.
+func parseAbbrevs(r *reader) abbrevTab {
 	var t abbrevTab
 	for {
 		code := r.uleb()
@@ -302,7 +337,8 @@ func (x *rawDWARF) abbrevTable(off uint64) (abbrevTab, error) {
 			break
 		}
 		if code >= maxAbbrevCode {
-			return nil, fmt.Errorf("abbreviation code %d exceeds %d", code, maxAbbrevCode-1)
+			r.err = fmt.Errorf("abbreviation code %d exceeds %d", code, maxAbbrevCode-1)
+			return nil
 		}
 		a := &abbrev{tag: dwarf.Tag(r.uleb()), children: r.u8() != 0}
 		for {
@@ -326,11 +362,7 @@ func (x *rawDWARF) abbrevTable(off uint64) (abbrevTab, error) {
 		}
 		t[code] = a
 	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	x.abbrevs[off] = t
-	return t, nil
+	return t
 }
 
 // dropAbbrevs forgets the table at off once its unit is decoded: compilers
@@ -414,7 +446,7 @@ type scannedDIE struct {
 	ranges   int64 // offset of DW_AT_ranges, -1 if none
 	callFile int64
 	callLine int64
-	caller   int32 // callback index of the nearest enclosing function DIE, -1 if none
+	caller   int32 // index among the hit DIEs of the nearest enclosing hit function DIE, -1 if none
 	// hit: the DIE's code holds a wanted address (always without want;
 	// also for an inlined call without code ranges). Functions and
 	// inlined calls that hold none cannot answer a wanted address, nor can
@@ -441,12 +473,12 @@ func (x *rawDWARF) scanUnit(h unitHeader, base uint64, want []uint64, fn func(*s
 	if len(info) < h.end {
 		return fmt.Errorf("unit at %#x: .debug_info cannot be read", h.start)
 	}
-	r := &reader{b: info[:h.end], off: h.dieOff, strs: make(map[uint64]string)}
+	r := &reader{b: info[:h.end], off: h.dieOff}
 	common := h.commonFormat()
 	level := -1 // the unit DIE is at level 0
 	var d scannedDIE
-	var funcAt []int32 // per level: callback index of the function DIE there, or -1
-	var nfunc int32
+	var funcAt []int32 // per level: index among the hit DIEs of the function DIE there, or -1
+	var nhit int32
 	for r.off < h.end && r.err == nil {
 		dieOff := r.off
 		code := r.uleb()
@@ -468,15 +500,14 @@ func (x *rawDWARF) scanUnit(h unitHeader, base uint64, want []uint64, fn func(*s
 		}
 		funcAt[level] = -1
 		if isFunc {
-			d = scannedDIE{off: dwarf.Offset(dieOff), tag: a.tag, level: level, ranges: -1, callFile: -1, caller: -1}
+			// The callback copies the names it keeps: their buffer is reused.
+			d = scannedDIE{off: dwarf.Offset(dieOff), tag: a.tag, level: level, ranges: -1, callFile: -1, caller: -1, attrs: d.attrs[:0]}
 			for k := level - 1; k >= 0; k-- {
 				if funcAt[k] >= 0 {
 					d.caller = funcAt[k]
 					break
 				}
 			}
-			funcAt[level] = nfunc
-			nfunc++
 		}
 		if !isFunc && a.fixed >= 0 && common && !(a.children && level > 0 && skipSubtree(a.tag)) {
 			// No attribute of this DIE is needed, not even its sibling.
@@ -506,6 +537,15 @@ func (x *rawDWARF) scanUnit(h unitHeader, base uint64, want []uint64, fn func(*s
 					return err
 				}
 				continue
+			}
+			if isFunc && (at.attr == dwarf.AttrName || at.attr == dwarf.AttrLinkageName || at.attr == attrMIPSLinkageName) {
+				// Where the name is, not the name: most functions of a
+				// unit hold no wanted address, and their names are
+				// never read.
+				if a, ok := lazyName(r, h, at.attr, form); ok {
+					d.attrs = append(d.attrs, a)
+					continue
+				}
 			}
 			v, s, isStr, err := x.readForm(r, h, form, at.implicit)
 			if err != nil {
@@ -546,6 +586,10 @@ func (x *rawDWARF) scanUnit(h unitHeader, base uint64, want []uint64, fn func(*s
 			// calls inlined into it.
 			hasCode := d.ranges >= 0 || d.haveLow && d.haveHigh
 			d.hit = want == nil || !hasCode && a.tag == dwarf.TagInlinedSubroutine || x.holdsAny(h, base, &d, want)
+			if d.hit {
+				funcAt[level] = nhit
+				nhit++
+			}
 			fn(&d)
 		}
 		if a.children {
@@ -687,6 +731,43 @@ func (x *rawDWARF) readForm(r *reader, h unitHeader, form uint64, implicit int64
 	return v, s, isStr, r.err
 }
 
+// lazyName reads a string attribute in the forms that name a place
+// (DW_FORM_strp, DW_FORM_line_strp, DW_FORM_string) as that place.
+func lazyName(r *reader, h unitHeader, attr dwarf.Attr, form uint64) (nameAttr, bool) {
+	switch form {
+	case 0x0e: // strp
+		return nameAttr{attr: attr, strIn: strInStr, strOff: r.fixed(h.offSize)}, true
+	case 0x1f: // line_strp
+		return nameAttr{attr: attr, strIn: strInLineStr, strOff: r.fixed(h.offSize)}, true
+	case 0x08: // string
+		off := uint64(r.off)
+		for r.off < len(r.b) && r.b[r.off] != 0 {
+			r.off++
+		}
+		r.skip(1)
+		return nameAttr{attr: attr, strIn: strInInfo, strOff: off}, true
+	}
+	return nameAttr{}, false
+}
+
+// attrString is the name a nameAttr holds or points to.
+func (x *rawDWARF) attrString(a *nameAttr) string {
+	switch a.strIn {
+	case strInStr:
+		return cstringAt(x.str, a.strOff)
+	case strInLineStr:
+		return cstringAt(x.lineStr, a.strOff)
+	case strInInfo:
+		// The unit holding it was read whole (prefix(h.end)).
+		b := x.info.prefix(int(a.strOff) + 1)
+		if bytes.IndexByte(b[min(int(a.strOff), len(b)):], 0) < 0 {
+			b, _ = x.info.all()
+		}
+		return cstringAt(b, a.strOff)
+	}
+	return a.str
+}
+
 // rangeList reads a DW_AT_ranges list at off: .debug_rnglists for DWARF 5,
 // .debug_ranges before; base is the unit's low_pc.
 func (x *rawDWARF) rangeList(h unitHeader, off uint64, base uint64) ([][2]uint64, error) {
@@ -701,11 +782,34 @@ func (x *rawDWARF) rangeList(h unitHeader, off uint64, base uint64) ([][2]uint64
 // eachRange calls fn for the ranges of the list at off until fn returns
 // false, without allocating: holdsAny runs it for every function DIE.
 func (x *rawDWARF) eachRange(h unitHeader, off uint64, base uint64, fn func(lo, hi uint64) bool) error {
+	name := "rnglists"
 	if h.version < 5 {
-		if off > uint64(len(x.ranges)) {
-			return errors.New("ranges offset out of range")
+		name = "ranges"
+	}
+	sec := x.secs[name]
+	if sec == nil || off > uint64(sec.len()) {
+		return fmt.Errorf("%s offset out of range", name)
+	}
+	r := &reader{b: sec.prefix(int(off)), off: int(off)}
+	if sec.plain == nil {
+		// Inflated as far as the list goes, then read.
+		err := readFrom(sec, int(off), func(r *reader) {
+			if err := walkRanges(r, h, base, func(uint64, uint64) bool { return true }); err != nil {
+				r.err = err
+			}
+		})
+		if err != nil && !errors.Is(err, errTruncated) {
+			return err
 		}
-		r := reader{b: x.ranges, off: int(off)}
+		r.b = sec.prefix(int(off))
+	}
+	return walkRanges(r, h, base, fn)
+}
+
+// walkRanges reads a range list (.debug_ranges before DWARF 5,
+// .debug_rnglists then) from r.
+func walkRanges(r *reader, h unitHeader, base uint64, fn func(lo, hi uint64) bool) error {
+	if h.version < 5 {
 		for r.err == nil {
 			lo, hi := r.fixed(h.addrSize), r.fixed(h.addrSize)
 			if r.err != nil || lo == 0 && hi == 0 {
@@ -721,10 +825,6 @@ func (x *rawDWARF) eachRange(h unitHeader, off uint64, base uint64, fn func(lo, 
 		}
 		return r.err
 	}
-	if off > uint64(len(x.rnglists)) {
-		return errors.New("rnglists offset out of range")
-	}
-	r := reader{b: x.rnglists, off: int(off)}
 	for r.err == nil {
 		var lo, hi uint64
 		switch kind := r.u8(); kind {
@@ -812,7 +912,7 @@ func (x *rawDWARF) readUnitEntry(h unitHeader) (unitEntry, error) {
 	if len(info) < h.end {
 		return e, fmt.Errorf("unit at %#x: .debug_info cannot be read", h.start)
 	}
-	r := &reader{b: info[:h.end], off: h.dieOff, strs: make(map[uint64]string)}
+	r := &reader{b: info[:h.end], off: h.dieOff}
 	a := tab.get(r.uleb())
 	if a == nil || a.tag != dwarf.TagCompileUnit && a.tag != dwarf.TagPartialUnit {
 		return e, fmt.Errorf("no compile unit at %#x", h.dieOff)
@@ -873,7 +973,7 @@ func (x *rawDWARF) dieNames(h unitHeader, off int) ([]nameAttr, error) {
 	if len(info) < h.end {
 		return nil, fmt.Errorf("unit at %#x: .debug_info cannot be read", h.start)
 	}
-	r := &reader{b: info[:h.end], off: off, strs: make(map[uint64]string)}
+	r := &reader{b: info[:h.end], off: off}
 	a := tab.get(r.uleb())
 	if a == nil {
 		return nil, fmt.Errorf("no DIE at %#x", off)
@@ -895,6 +995,12 @@ func (x *rawDWARF) dieNames(h unitHeader, off int) ([]nameAttr, error) {
 				return nil, err
 			}
 			continue
+		}
+		if at.attr == dwarf.AttrName || at.attr == dwarf.AttrLinkageName || at.attr == attrMIPSLinkageName {
+			if a, ok := lazyName(r, h, at.attr, form); ok {
+				attrs = append(attrs, a)
+				continue
+			}
 		}
 		v, s, isStr, err := x.readForm(r, h, form, at.implicit)
 		if err != nil {

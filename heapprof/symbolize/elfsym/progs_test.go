@@ -1,4 +1,4 @@
-package symbolize
+package elfsym
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // build and compare with binutils and jeprof.
 func progsDir(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs("../../testdata/progs")
+	dir, err := filepath.Abs("../../../testdata/progs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,17 +160,22 @@ func TestDynamicSymbolVersions(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			syms, err := f.DynamicSymbols()
+			m, err := mapFile(c.image)
+			if err != nil {
+				t.Fatal(err)
+			}
+			syms, err := readSymTab(f, m.data, elf.SHT_DYNSYM)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := map[uint64][]string{}
-			for _, s := range syms {
-				typ := elf.ST_TYPE(s.Info)
-				if s.Section == elf.SHN_UNDEF || s.Name == "" || typ == elf.STT_SECTION || typ == elf.STT_FILE {
+			for i := range syms.len() {
+				s := syms.at(i)
+				typ := elf.ST_TYPE(s.info)
+				if s.section == elf.SHN_UNDEF || len(syms.nameBytes(s.name)) == 0 || typ == elf.STT_SECTION || typ == elf.STT_FILE {
 					continue
 				}
-				got[s.Value] = append(got[s.Value], versionedName(s))
+				got[s.value] = append(got[s.value], syms.nmName(i))
 			}
 			for a, ns := range want {
 				g := slices.Sorted(slices.Values(got[a]))
@@ -190,9 +195,10 @@ func TestDynamicSymbolVersions(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, s := range o.nm.syms {
-					if !slices.Contains(want[s.start], s.raw) {
-						t.Errorf("nm table: %#x %s, nm -D prints %q there", s.start, s.raw, want[s.start])
+				for i := range o.nm.syms {
+					s := &o.nm.syms[i]
+					if name := o.nm.name(s); !slices.Contains(want[s.start], name) {
+						t.Errorf("nm table: %#x %s, nm -D prints %q there", s.start, name, want[s.start])
 					}
 				}
 			}

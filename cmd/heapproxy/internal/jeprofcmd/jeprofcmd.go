@@ -1,0 +1,290 @@
+// Package jeprofcmd is heapproxy's jeprof-like command line on files:
+// heapproxy dot|text|folded|flamegraph|proto [flags] BINARY PROFILE, plus
+// the flag parsing and error printing the rest of the command line shares.
+//
+// heapproxy dot is a short-lived process, so its start-up counts: the
+// commands run from this package's init (see init), before the server's
+// packages are initialized. Go initializes a package once its imports are,
+// the first such in import-path order at each step (the spec's "Package
+// initialization"). This package imports heapprof and
+// heapprof/symbolize/elfsym, neither of which needs net/http, while
+// go-mysql-server's packages wait for net/http (and "github.com/dolthub"
+// sorts before "github.com/heapproxy"), so this init runs ~150 packages
+// in, before go-mysql-server's, TiDB's parser's, pprof's web driver's and
+// heapproxy's own server packages (GODEBUG=inittrace=1 shows the order):
+// those took ~10 ms and ~20 MB of the binary's pages. TestDotSkipsServerInit
+// in cmd/heapproxy keeps it so.
+//
+// A process started for a command also decodes the DWARF the dump's
+// addresses need while heapprof parses it (prefetch) and sets the
+// collector for one pass over its input (tuneGC); Run, called by main's
+// tests, does neither. (Dropping the binary's own start-up pages from RSS
+// with madvise was tried and left out: the pages stay in the page cache,
+// so it would lower the number, not the memory.)
+package jeprofcmd
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/heapproxy/heapproxy/heapprof"
+	"github.com/heapproxy/heapproxy/heapprof/symbolize/elfsym"
+)
+
+// init runs a command of this package when the process was started with
+// one (heapproxy dot ...) and exits with its status, before the packages
+// of the server are initialized. Any other command line (the server, help,
+// version, a test binary's flags) goes on to main.
+func init() {
+	if len(os.Args) < 2 || find(os.Args[1]) == nil {
+		return
+	}
+	os.Exit(ExitCode(run(os.Args[1], os.Args[2:], os.Stdout, true), os.Stderr))
+}
+
+// renderer is one of the commands: heapproxy NAME [flags] BINARY PROFILE.
+type renderer struct {
+	name, summary string
+	write         func(io.Writer, *profile.Profile, heapprof.Options) error
+	// base: --base and --inuse_objects (every renderer but proto).
+	base bool
+	// graph: DOT's --nodecount, --nodefraction, --edgefraction and
+	// --maxdegree; graphIgnored accepts them with no effect, as jeprof
+	// --text does.
+	graph, graphIgnored bool
+}
+
+// renderers lists the commands in the order the usage prints them.
+func renderers() []renderer {
+	return []renderer{
+		{name: "dot", summary: "jeprof --dot: the profile as a Graphviz DOT graph", write: heapprof.WriteDOT, base: true, graph: true},
+		{name: "text", summary: "jeprof --text: one line per function", write: heapprof.WriteText, base: true, graphIgnored: true},
+		{name: "folded", summary: "folded stacks, one line each (flamegraph.pl, speedscope)", write: heapprof.WriteFolded, base: true},
+		{name: "flamegraph", summary: "a flame graph (SVG)", write: heapprof.WriteFlameGraph, base: true},
+		{name: "proto", summary: "the symbolized profile as pprof protobuf (.pb.gz, for go tool pprof)",
+			write: func(w io.Writer, p *profile.Profile, _ heapprof.Options) error { return heapprof.WriteProto(w, p) }},
+	}
+}
+
+func find(name string) *renderer {
+	for _, r := range renderers() {
+		if r.name == name {
+			return &r
+		}
+	}
+	return nil
+}
+
+// Command is one of the commands, for heapproxy's usage.
+type Command struct{ Name, Summary string }
+
+// Commands lists the commands in the order the usage prints them.
+func Commands() []Command {
+	var out []Command
+	for _, r := range renderers() {
+		out = append(out, Command{r.name, r.summary})
+	}
+	return out
+}
+
+// Is reports whether name is one of the commands.
+func Is(name string) bool { return find(name) != nil }
+
+// Usage prints the usage of the command name and its flags only.
+func Usage(w io.Writer, name string) {
+	if r := find(name); r != nil {
+		fs, _ := newFlags(r)
+		r.usage(w, fs)
+	}
+}
+
+// flags are one renderer's flags, read by Run.
+type flags struct {
+	base                       *string
+	nodeCount, maxDegree       *int
+	nodeFraction, edgeFraction *float64
+	objects                    *bool
+	symbolPath                 stringList
+}
+
+// newFlags defines r's flags, and only r's.
+func newFlags(r *renderer) (*flag.FlagSet, *flags) {
+	fs := flag.NewFlagSet("heapproxy "+r.name, flag.ContinueOnError)
+	def := heapprof.DefaultOptions()
+	o := &flags{base: new(string), nodeCount: &def.NodeCount, maxDegree: &def.MaxDegree,
+		nodeFraction: &def.NodeFraction, edgeFraction: &def.EdgeFraction, objects: new(bool)}
+	if r.base {
+		fs.StringVar(o.base, "base", "", "subtract this `PROFILE` first (jeprof --base)")
+		fs.BoolVar(o.objects, "inuse_objects", false, "count objects instead of bytes")
+	}
+	if r.graph || r.graphIgnored {
+		why := ""
+		if r.graphIgnored {
+			why = " (accepted for jeprof command lines; " + r.name + " prints every function)"
+		}
+		fs.IntVar(o.nodeCount, "nodecount", def.NodeCount, "show at most `N` nodes"+why)
+		fs.Float64Var(o.nodeFraction, "nodefraction", def.NodeFraction, "hide nodes below this `FRACTION` of the total"+why)
+		fs.Float64Var(o.edgeFraction, "edgefraction", def.EdgeFraction, "hide edges below this `FRACTION` of the total"+why)
+		fs.IntVar(o.maxDegree, "maxdegree", def.MaxDegree, "at most `N` edges into or out of a node"+why)
+	}
+	fs.Var(&o.symbolPath, "symbol-path", "`DIR` searched for binaries and .build-id debug files (repeatable)")
+	return fs, o
+}
+
+// usage prints r's usage and its flags only.
+func (r *renderer) usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: heapproxy %s [flags] BINARY PROFILE\n\n%s, printed to stdout.\n"+
+		"BINARY is the program that wrote PROFILE (a jemalloc heap dump or a pprof profile);\n"+
+		"flags may come before or after BINARY and PROFILE.\n\nflags:\n", r.name, r.summary)
+	PrintFlags(w, fs)
+	fmt.Fprint(w, "  -h, --help\n        this text\n")
+}
+
+// Run runs the command name with its arguments, printing to stdout like
+// jeprof.
+func Run(name string, args []string, stdout io.Writer) error { return run(name, args, stdout, false) }
+
+// run is Run; tune sets the collector for a process that runs only this
+// command (see tuneGC).
+func run(name string, args []string, stdout io.Writer, tune bool) error {
+	r := find(name)
+	if r == nil {
+		return fmt.Errorf("no command %q", name)
+	}
+	fs, o := newFlags(r)
+	usage := func(w io.Writer) { r.usage(w, fs) }
+	pos, err := ParseArgs(fs, args, usage, stdout)
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		// A flag of another renderer: say whose.
+		if flagName, ok := strings.CutPrefix(ue.Msg, "unknown flag --"); ok {
+			var has []string
+			for _, other := range renderers() {
+				if ofs, _ := newFlags(&other); ofs.Lookup(flagName) != nil {
+					has = append(has, other.name)
+				}
+			}
+			if len(has) > 0 {
+				ue.Msg = fmt.Sprintf("%s has no --%s (a flag of %s)", name, flagName, strings.Join(has, " and "))
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	switch len(pos) {
+	case 2:
+	case 0:
+		return &UsageError{name + ": missing BINARY and PROFILE", usage}
+	case 1:
+		return &UsageError{fmt.Sprintf("%s: missing PROFILE after BINARY %q", name, pos[0]), usage}
+	default:
+		return &UsageError{fmt.Sprintf("%s: want BINARY and PROFILE, got %d arguments (%s); flags start with -",
+			name, len(pos), strings.Join(pos, " ")), usage}
+	}
+	binary, file := pos[0], pos[1]
+	if tune {
+		tuneGC(file, *o.base)
+	}
+	sym := &elfsym.Local{Binary: binary, SearchPath: o.symbolPath, Cache: elfsym.NewCache()}
+	ctx := context.Background()
+	// Reading the program's symbol tables does not need the profile, and
+	// the DWARF its addresses need can be decoded while it is parsed.
+	go sym.Preload()
+	pctx, parsed := context.WithCancel(ctx)
+	defer parsed()
+	go prefetch(pctx, file, sym)
+	p, err := loadProfile(ctx, file, sym, parsed)
+	if err != nil {
+		return err
+	}
+	opt := heapprof.Options{Program: binary, NodeCount: *o.nodeCount, NodeFraction: *o.nodeFraction,
+		EdgeFraction: *o.edgeFraction, MaxDegree: *o.maxDegree}
+	if *o.objects {
+		opt.SampleType = "inuse_objects"
+	}
+	if *o.base != "" {
+		if opt.Base, err = loadProfile(ctx, *o.base, sym, func() {}); err != nil {
+			return err
+		}
+	}
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	if err := r.write(w, p, opt); err != nil {
+		return fmt.Errorf("%s %s: %w", name, file, err)
+	}
+	return w.Flush()
+}
+
+// tuneGC sets the collector of a process that makes one pass over the
+// jemalloc dumps files and exits: it collects when the heap reaches a
+// limit instead of each time it doubles: 36 MiB (the symbolizer's tables
+// and decoded units, the renderer's model) plus the dumps' size (a parsed
+// dump takes about its size in heap). Measured on bench/heapprof's shapes:
+// peak RSS 76-80 -> 65-70 MB for the same CPU time (GOGC=100 let the heap
+// reach twice the ~30 MB live while symbolizing); a smaller limit costs
+// CPU, on a small dump most (16 MiB plus twice the size: 38 collections
+// instead of 7 on o2-sparse). Other formats (pprof protobuf, gzipped:
+// their parsed size is not the file's) keep Go's default, and so does a
+// GOGC or GOMEMLIMIT set in the environment.
+func tuneGC(files ...string) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	var size int64
+	for _, file := range files {
+		if file == "" {
+			continue
+		}
+		f, err := os.Open(file)
+		if err != nil {
+			return
+		}
+		head := make([]byte, 8)
+		_, err = io.ReadFull(f, head)
+		st, serr := f.Stat()
+		f.Close()
+		if err != nil || serr != nil || string(head) != "heap_v2/" {
+			return
+		}
+		size += st.Size()
+	}
+	debug.SetMemoryLimit(36<<20 + size)
+	debug.SetGCPercent(-1)
+}
+
+// loadProfile parses file and symbolizes it with sym; parsed is called in
+// between.
+func loadProfile(ctx context.Context, file string, sym heapprof.Symbolizer, parsed func()) (*profile.Profile, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// Streamed: a large heap_v2 dump is never held whole.
+	p, err := heapprof.ParseReaderLimit(ctx, f, heapprof.MaxProfileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	// What the prefetch has not started by now, Symbolize does itself.
+	parsed()
+	if !p.HasFunctions() {
+		if err := sym.Symbolize(ctx, p); err != nil {
+			return nil, fmt.Errorf("symbolize %s: %w", file, err)
+		}
+	}
+	return p, nil
+}
+
+type stringList []string
+
+func (l *stringList) String() string     { return fmt.Sprint(*l) }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
