@@ -353,20 +353,31 @@ func parseHeaderPeriod(header string) (int64, error) {
 // itself instead of splitting into fields.
 func (b *heapV2Builder) startStack(text []byte, n int) error {
 	stack := b.stack[:0]
+	// One pass over the line: each address is parsed as it is scanned (a
+	// profile's text is mostly these lines).
 	for i := 0; i < len(text); {
 		if c := text[i]; c == ' ' || c == '\t' {
 			i++
 			continue
 		}
-		j := i
-		for j < len(text) && text[j] != ' ' && text[j] != '\t' {
-			j++
+		start := i
+		if text[i] == '0' && i+1 < len(text) && text[i+1] == 'x' {
+			i += 2 // optional, as jeprof's hex() does not need it
 		}
-		f := text[i:j]
-		i = j
-		a, ok := parseHexAddress(f)
-		if !ok {
-			return fmt.Errorf("bad address %q", truncate(string(f), 40))
+		digits := i
+		var a uint64
+		for ; i < len(text); i++ {
+			d := hexDigits[text[i]]
+			if d == 0xff {
+				break
+			}
+			a = a<<4 | uint64(d)
+		}
+		if nd := i - digits; nd == 0 || nd > 16 || i < len(text) && text[i] != ' ' && text[i] != '\t' {
+			for i < len(text) && text[i] != ' ' && text[i] != '\t' {
+				i++
+			}
+			return fmt.Errorf("bad address %q", truncate(string(text[start:i]), 40))
 		}
 		// A return address points after the call; jeprof looks up the call
 		// instruction itself (FixCallerAddresses). The leaf PC is exact.
