@@ -175,7 +175,7 @@ func (s *session) adminExecute(a *parser.AdminExecuteStmt, query []byte) error {
 	}
 	// The newest FE's fan-out shape: three string columns, one row per
 	// target sorted by id (StarRocks fe-parser ExecuteScriptStmt @25219ddd).
-	w, err := s.startResult(mysqlwire.TextColumn("node_id"), mysqlwire.TextColumn("status"), mysqlwire.TextColumn("result"))
+	w, err := s.startTextResult(mysqlwire.TextColumn("node_id"), mysqlwire.TextColumn("status"), mysqlwire.TextColumn("result"))
 	if err != nil {
 		return err
 	}
@@ -263,7 +263,7 @@ func (s *session) logAdmin(a *parser.AdminExecuteStmt, n backends.Node, started 
 // writeLines answers like StarRocks' FE: one column "result", one row per
 // line of the output (Java's split("\n"), so no trailing empty row).
 func (s *session) writeLines(out string) error {
-	w, err := s.startResult(mysqlwire.TextColumn("result"))
+	w, err := s.startTextResult(mysqlwire.TextColumn("result"))
 	if err != nil {
 		return err
 	}

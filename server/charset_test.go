@@ -344,6 +344,19 @@ func TestCharsetEmbeddedOnly(t *testing.T) {
 			}
 		})
 	}
+	t.Run("admin execute", func(t *testing.T) {
+		// heapproxy's own answers are labelled and converted like the
+		// engine's: the client's character_set_results.
+		cl, err := dialRaw(embedded.addr, embedded.user, embedded.password, embedded.db, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		s := charsetStep{cs: "latin1", sql: "ADMIN EXECUTE ON FRONTEND 'System.print(HeapProf.getInstance().has_enable())'"}
+		if got := s.run(t, embedded, cl); !strings.HasPrefix(got, `"result"/8 | `) {
+			t.Errorf("%s: %s", s.sql, got)
+		}
+	})
 	t.Run("processlist", func(t *testing.T) {
 		// The statement SHOW PROCESSLIST shows was read in the client's
 		// character set, and is shown in character_set_results.
