@@ -353,32 +353,20 @@ func parseHeaderPeriod(header string) (int64, error) {
 // itself instead of splitting into fields.
 func (b *heapV2Builder) startStack(text []byte, n int) error {
 	stack := b.stack[:0]
-	// One pass over the line: each address is parsed as it is scanned (a
-	// profile's text is mostly these lines).
 	for i := 0; i < len(text); {
-		if c := text[i]; c == ' ' || c == '\t' {
+		if isSep(text[i]) {
 			i++
 			continue
 		}
 		start := i
-		if text[i] == '0' && i+1 < len(text) && text[i+1] == 'x' {
-			i += 2 // optional, as jeprof's hex() does not need it
-		}
-		digits := i
-		var a uint64
-		for ; i < len(text); i++ {
-			d := hexDigits[text[i]]
-			if d == 0xff {
-				break
+		a, end, ok := readAddress(text, i)
+		if !ok {
+			for end < len(text) && !isSep(text[end]) {
+				end++
 			}
-			a = a<<4 | uint64(d)
+			return fmt.Errorf("bad address %q", truncate(string(text[start:end]), 40))
 		}
-		if nd := i - digits; nd == 0 || nd > 16 || i < len(text) && text[i] != ' ' && text[i] != '\t' {
-			for i < len(text) && text[i] != ' ' && text[i] != '\t' {
-				i++
-			}
-			return fmt.Errorf("bad address %q", truncate(string(text[start:i]), 40))
-		}
+		i = end
 		// A return address points after the call; jeprof looks up the call
 		// instruction itself (FixCallerAddresses). The leaf PC is exact.
 		// jeprof's AddressSub wraps modulo 2^64 like uint64 does.
@@ -397,22 +385,32 @@ func (b *heapV2Builder) startStack(text []byte, n int) error {
 // parseHexAddress reads "0x" followed by 1 to 16 hex digits (the "0x" is
 // optional, as jeprof's hex() does not need it).
 func parseHexAddress(f []byte) (uint64, bool) {
-	if len(f) > 2 && f[0] == '0' && f[1] == 'x' {
-		f = f[2:]
+	a, end, ok := readAddress(f, 0)
+	return a, ok && end == len(f)
+}
+
+// readAddress reads the address at b[i:] as parseHexAddress does, in one
+// pass (a dump's text is mostly stack lines), and returns it and where it
+// ends; it must end at a separator or the end of b.
+func readAddress(b []byte, i int) (a uint64, end int, ok bool) {
+	if i+1 < len(b) && b[i] == '0' && b[i+1] == 'x' {
+		i += 2
 	}
-	if len(f) == 0 || len(f) > 16 {
-		return 0, false
-	}
-	var a uint64
-	for _, c := range f {
-		d := hexDigits[c]
+	start := i
+	for ; i < len(b); i++ {
+		d := hexDigits[b[i]]
 		if d == 0xff {
-			return 0, false
+			break
 		}
 		a = a<<4 | uint64(d)
 	}
-	return a, true
+	if n := i - start; n == 0 || n > 16 || i < len(b) && !isSep(b[i]) {
+		return 0, i, false
+	}
+	return a, i, true
 }
+
+func isSep(c byte) bool { return c == ' ' || c == '\t' }
 
 // hexDigits maps a byte to its hex value, 0xff if it is not a hex digit.
 var hexDigits = func() (t [256]byte) {

@@ -244,12 +244,19 @@ func (a *exactAgg) kind() (numKind, error) {
 		a.name(), t, a.child, a.name(), instead))
 }
 
-func (a *exactAgg) NewBuffer() (sql.AggregationBuffer, error) {
+// state is what each buffer or window function of a starts from: the kind
+// of sum and its own copy of the argument.
+func (a *exactAgg) state() (numKind, sql.Expression, error) {
 	k, err := a.kind()
 	if err != nil {
-		return nil, err
+		return k, nil, err
 	}
 	child, err := transform.Clone(a.child)
+	return k, child, err
+}
+
+func (a *exactAgg) NewBuffer() (sql.AggregationBuffer, error) {
+	k, child, err := a.state()
 	if err != nil {
 		return nil, err
 	}
@@ -470,11 +477,7 @@ func leadingDouble(s string) float64 {
 // --- window functions ---------------------------------------------------
 
 func (a *exactAgg) NewWindowFunction() (sql.WindowFunction, error) {
-	k, err := a.kind()
-	if err != nil {
-		return nil, err
-	}
-	child, err := transform.Clone(a.child)
+	k, child, err := a.state()
 	if err != nil {
 		return nil, err
 	}
