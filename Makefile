@@ -5,7 +5,7 @@ LISTEN   ?= 127.0.0.1:9030
 # More server flags for make run, e.g. make run ARGS="--http 127.0.0.1:9040 --config heapproxy.yaml".
 ARGS     ?=
 
-.PHONY: all build run test vet bench bench-proxy bench-heapprof jenode clean
+.PHONY: all build run test vet bench bench-proxy bench-heapprof bench-e2e jenode clean
 
 all: build
 
@@ -39,13 +39,17 @@ test: vet
 	$(GO) test -count=1 -timeout 45m ./...
 	cd $(REGEX_MOD) && $(GO) test -count=1 ./...
 
-bench: bench-proxy bench-heapprof
+bench: bench-proxy bench-heapprof bench-e2e
 
 bench-proxy: build
 	bash bench/proxy/run.sh
 
 bench-heapprof: build
 	bash bench/heapprof/run.sh
+
+# After bench-heapprof, which builds the o2 shape's program and dump.
+bench-e2e: build
+	bash bench/snapshot/e2e.sh
 
 clean:
 	rm -rf $(BIN)
