@@ -8,7 +8,7 @@ set -euo pipefail
 
 DURATION=${DURATION:-20}                                # seconds per sysbench run
 THREADS=${THREADS:-"1 4 8"}                             # sysbench --threads values
-WORKLOADS=${WORKLOADS:-"oltp_point_select oltp_read_only"}
+WORKLOADS=${WORKLOADS:-"oltp_point_select oltp_read_only select1"} # select1: bench/proxy/select1.lua, a pool's ping
 TARGETS=${TARGETS:-"direct haproxy heapproxy"}          # any subset, in this order per run
 TABLE_SIZE=${TABLE_SIZE:-100000}                        # rows per sysbench table
 TABLES=${TABLES:-1}
@@ -209,6 +209,9 @@ median() {
 	printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2}'
 }
 
+# workload names sysbench's script for w: one of its own, or one next to
+# this script (select1).
+workload() { if [[ -f $repo/bench/proxy/$1.lua ]]; then echo "$repo/bench/proxy/$1.lua"; else echo "$1"; fi; }
 read -r -a targets <<<"$TARGETS"
 declare -A qps p95 cpu
 for w in $WORKLOADS; do
@@ -227,7 +230,7 @@ for w in $WORKLOADS; do
 						>"$tmp/perf.$w.$th.$tg.$r.log" 2>&1 &
 					perfpid=$!
 				fi
-				sysbench "$w" "${sb_common[@]}" --mysql-port="${port[$tg]}" --threads="$th" \
+				sysbench "$(workload "$w")" "${sb_common[@]}" --mysql-port="${port[$tg]}" --threads="$th" \
 					--time="$DURATION" --percentile=95 --report-interval=0 run >"$out" 2>&1 ||
 					die "sysbench $w via $tg failed, see $out"
 				if [[ -n $perfpid ]]; then
