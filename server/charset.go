@@ -694,8 +694,8 @@ func (cc *connCharsets) engineCharsetsDefault() bool {
 // character_set_results stays utf8mb4, so that values come out in UTF-8
 // for the session to convert; for a utf8mb4 connection it keeps its own
 // collation, as before any SET. A collation the engine does not know is
-// its character set's default there. The session answers reads of these
-// variables itself (charsetReads).
+// its character set's default there. Reads of these variables answer the
+// session's values (reportCharsets).
 func (s *session) syncEngineCharsets(ctx context.Context, sess *sqlview.Session) *mysql.MyError {
 	client, conn := engineCollation(s.charsets.client), engineCollation(s.charsets.connection)
 	set := fmt.Sprintf("SET character_set_client = '%s', character_set_connection = '%s'", client.cs.name, conn.cs.name)
@@ -735,51 +735,19 @@ func (s *session) evalInEngine(ctx context.Context, sess *sqlview.Session) evalF
 	}
 }
 
-// charsetReads answers, in a result of the engine, the connection's
-// character set variables as the session holds them (the engine's
-// character_set_results is always utf8mb4, and it is told only the
-// character sets it implements): the columns of a SELECT of them without
-// FROM, the rows of SHOW VARIABLES. nil when the statement reads none.
-func (s *session) charsetReads(stmt *parser.Statement) func(row [][]byte) {
-	if !s.charsets.active() {
-		return nil
-	}
-	value := func(name string) ([]byte, bool) {
-		v, ok := s.charsets.variable(name)
-		if !ok || v == nil {
-			return nil, ok
-		}
-		return []byte(*v), true
-	}
-	switch {
-	case stmt.Kind == parser.LocalSelect && stmt.Select != nil:
-		cells := map[int][]byte{}
-		for i, f := range stmt.Select.Fields {
-			if f.Expr.Kind == parser.ExprSysVar && f.Expr.Scope != parser.ScopeGlobal {
-				if v, ok := value(f.Expr.Name); ok {
-					cells[i] = v
-				}
-			}
-		}
-		if len(cells) == 0 {
-			return nil
-		}
-		return func(row [][]byte) {
-			for i, v := range cells {
-				if i < len(row) {
-					row[i] = v
-				}
-			}
-		}
-	case stmt.Kind == parser.ShowVariables && stmt.Show != nil && !stmt.Show.Global:
-		return func(row [][]byte) {
-			if len(row) < 2 {
-				return
-			}
-			if v, ok := value(strings.ToLower(string(row[0]))); ok {
-				row[1] = append([]byte{}, v...) // SHOW VARIABLES prints NULL as empty
+// reportCharsets makes the engine answer the connection's character set
+// variables as the session holds them wherever a statement reads them
+// (@@x in any query, SHOW VARIABLES): the engine's own
+// character_set_results stays utf8mb4 and it is told only the character
+// sets it implements (syncEngineCharsets).
+func (s *session) reportCharsets(sess *sqlview.Session) {
+	for _, name := range []string{varCharsetClient, varCharsetConnection, varCharsetResults, varCollationConn} {
+		if v, ok := s.charsets.variable(name); ok {
+			if v == nil {
+				sess.Report(name, nil)
+			} else {
+				sess.Report(name, *v)
 			}
 		}
 	}
-	return nil
 }

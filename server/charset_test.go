@@ -191,6 +191,11 @@ func TestCharsetAsMariaDB(t *testing.T) {
 		literals  = "SELECT 'größe' AS `größe`, '' AS e, 42 AS answer"
 		vars      = "SELECT @@character_set_client, @@character_set_connection, @@character_set_results, @@collation_connection"
 		kinds     = "SELECT node_kind FROM snapshots"
+		// The same variables read in a query with FROM, a subquery and
+		// WHERE: the session's values everywhere, not the engine's.
+		varsFrom = "SELECT @@character_set_client, @@character_set_results, @@collation_connection, " +
+			"(SELECT @@character_set_connection FROM snapshots LIMIT 1) AS sub, node_id FROM snapshots " +
+			"WHERE @@character_set_results = @@character_set_client OR @@character_set_results IS NULL"
 	)
 	cases := []struct {
 		name      string
@@ -206,6 +211,8 @@ func TestCharsetAsMariaDB(t *testing.T) {
 		{"utf8mb4_unicode_ci handshake", 224, []charsetStep{q("utf8mb4", vars), q("utf8mb4", rows)}},
 		{"utf8mb3 handshake", 33, []charsetStep{q("utf8mb3", vars), q("utf8mb3", rows)}},
 		{"binary handshake", 63, []charsetStep{q("binary", vars), q("binary", kinds)}},
+		{"vars with FROM", 8, []charsetStep{q("latin1", varsFrom), q("latin1", "SET NAMES utf8mb4"), q("utf8mb4", varsFrom),
+			q("utf8mb4", "SET NAMES cp1250"), q("cp1250", varsFrom), q("cp1250", "SHOW VARIABLES LIKE 'character_set_c%'")}},
 		{"set names", 45, []charsetStep{q("utf8mb4", "SET NAMES latin1"), q("latin1", vars), q("latin1", rows), q("latin1", literals),
 			q("latin1", "SET NAMES 'latin1' COLLATE 'latin1_german1_ci'"), q("latin1", vars), q("latin1", rows),
 			q("latin1", "SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci"), q("utf8mb4", vars), q("utf8mb4", rows),

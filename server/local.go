@@ -284,8 +284,8 @@ func (s *session) answerLocal(stmt *parser.Statement, query []byte) error {
 			// a SELECT without FROM may hold (@@x, @user_var, NOW() in the
 			// session's time zone), so heapproxy's answers and the
 			// engine's agree; the connection's character set variables
-			// are the session's (charset.go).
-			return s.querySQLFixed(query, s.charsetReads(stmt))
+			// are the session's (reportCharsets).
+			return s.querySQL(query)
 		case parser.Set:
 			for _, a := range stmt.Set {
 				if a.Scope == parser.ScopeGlobal {

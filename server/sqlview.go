@@ -50,17 +50,14 @@ func (s *session) sqlSession() (*sqlview.Session, *mysql.MyError) {
 			return nil, e
 		}
 	}
+	s.reportCharsets(sess)
 	s.sql = sess
 	return sess, nil
 }
 
 // querySQL answers a statement from the heapprof SQL engine, streaming its
 // rows to the client as the engine produces them.
-func (s *session) querySQL(query []byte) error { return s.querySQLFixed(query, nil) }
-
-// querySQLFixed is querySQL with fix applied to each row before it is
-// converted to the client's character set (see charsetReads).
-func (s *session) querySQLFixed(query []byte, fix func(row [][]byte)) error {
+func (s *session) querySQL(query []byte) error {
 	sess, e := s.sqlSession()
 	if e != nil {
 		return s.sendError(e)
@@ -71,7 +68,7 @@ func (s *session) querySQLFixed(query []byte, fix func(row [][]byte)) error {
 	if err != nil {
 		return s.sendError(statementError(ctx, err))
 	}
-	return s.writeSQLResultFixed(ctx, res, false, fix)
+	return s.writeSQLResult(ctx, res, false)
 }
 
 // setSQL runs a SET in the heapprof SQL engine, which keeps the session's
@@ -121,6 +118,7 @@ func (s *session) setSQLCharsets(charsets []parser.Assignment, query []byte) err
 			res.Close()
 			return s.sendError(e)
 		}
+		s.reportCharsets(sess)
 	}
 	if v, err := sess.Variable(ctx, "autocommit"); err == nil {
 		if fmt.Sprint(v) == "0" {
@@ -141,11 +139,6 @@ func (s *session) setSQLCharsets(charsets []parser.Assignment, query []byte) err
 // binary one, and closes it. Text values and column definitions go out in
 // the client's character_set_results.
 func (s *session) writeSQLResult(ctx context.Context, res *sqlview.Result, binaryRows bool) error {
-	return s.writeSQLResultFixed(ctx, res, binaryRows, nil)
-}
-
-// writeSQLResultFixed is writeSQLResult with fix applied to each row first.
-func (s *session) writeSQLResultFixed(ctx context.Context, res *sqlview.Result, binaryRows bool, fix func(row [][]byte)) error {
 	defer res.Close()
 	s.db = s.sql.Database()
 	if res.Columns == nil {
@@ -172,9 +165,6 @@ func (s *session) writeSQLResultFixed(ctx context.Context, res *sqlview.Result, 
 		if err != nil {
 			// An ERR packet may end a result set midway.
 			return s.sendError(statementError(ctx, err))
-		}
-		if fix != nil {
-			fix(row)
 		}
 		s.charsets.convertRow(row, convert)
 		if binaryRows {

@@ -236,3 +236,101 @@ func TestInformationSchemaCharsetsMatchMariaDB(t *testing.T) {
 		})
 	}
 }
+
+// The global values of the variables a session starts with (the front's
+// version, max_allowed_packet, ...) are those values in @@GLOBAL.x and
+// SHOW GLOBAL VARIABLES, as on MariaDB, where a session starts with the
+// globals; go-mysql-server's own globals (version_comment Dolt, version
+// 8.0.31) never show.
+func TestGlobalVariablesMatchSession(t *testing.T) {
+	ctx := context.Background()
+	e, err := New(fixture())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	vars := map[string]any{"version": "10.11.19-heapproxy", "max_allowed_packet": int64(16777216), "license": "Apache-2.0", "version_compile_os": "Linux"}
+	s, err := e.NewSessionWith(ctx, "bi", "127.0.0.1:50000", 7, SessionOptions{Variables: vars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := refConn(t)
+	// Each side's globals equal its session's starting values.
+	for _, q := range []string{
+		"SELECT @@GLOBAL.version = @@version, @@GLOBAL.version_comment = @@version_comment, @@GLOBAL.max_allowed_packet = @@max_allowed_packet, " +
+			"@@GLOBAL.sql_mode = @@sql_mode, @@GLOBAL.license = @@license, @@GLOBAL.time_zone = @@time_zone, @@GLOBAL.version_compile_os = @@version_compile_os",
+		"SELECT COUNT(*) FROM heapprof.snapshots WHERE @@GLOBAL.version = @@version AND (SELECT @@GLOBAL.max_allowed_packet) = @@SESSION.max_allowed_packet",
+		"SET time_zone = '+01:00'",
+		"SELECT @@GLOBAL.time_zone, @@time_zone, @@SESSION.time_zone",
+		"SET time_zone = '+00:00'",
+	} {
+		t.Run(q, func(t *testing.T) { matchMariaDB(t, ctx, e, s, r, q, false, false) })
+	}
+	for _, tt := range []struct{ query, want string }{
+		{"SELECT @@GLOBAL.version, @@GLOBAL.version_comment, @@GLOBAL.max_allowed_packet, @@GLOBAL.license FROM heapprof.snapshots LIMIT 1",
+			"10.11.19-heapproxy|" + VersionComment + "|16777216|Apache-2.0"},
+		{"SHOW GLOBAL VARIABLES WHERE Variable_name IN ('version', 'version_comment', 'max_allowed_packet', 'license', 'time_zone')",
+			"license|Apache-2.0|max_allowed_packet|16777216|time_zone|+00:00|version|10.11.19-heapproxy|version_comment|" + VersionComment},
+	} {
+		t.Run(tt.query, func(t *testing.T) {
+			a, err := engineAnswer(ctx, e, s, tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, row := range a.rows {
+				got = append(got, row...)
+			}
+			if g := strings.Join(got, "|"); g != tt.want {
+				t.Errorf("got %q, want %q", g, tt.want)
+			}
+		})
+	}
+}
+
+// A reported session value (the front's connection character sets) is
+// what every read of the variable answers, with or without FROM, in
+// subqueries and SHOW VARIABLES, as on a MariaDB session after SET NAMES
+// latin1; the engine still sends UTF-8 for the front to convert.
+func TestReportedVariablesMatchMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	r := refConn(t)
+	if _, err := r.conn.ExecContext(ctx, "SET NAMES latin1"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.conn.ExecContext(context.Background(), "SET NAMES utf8mb4 COLLATE utf8mb4_general_ci") })
+	for name, v := range map[string]any{"character_set_client": "latin1", "character_set_connection": "latin1",
+		"character_set_results": "latin1", "collation_connection": "latin1_swedish_ci"} {
+		s.Report(name, v)
+	}
+	const vars = "@@character_set_client, @@character_set_connection, @@character_set_results, @@collation_connection"
+	for _, q := range []string{
+		"SELECT " + vars,
+		"SELECT id, " + vars + " FROM heapprof.snapshots ORDER BY id LIMIT 2",
+		"SELECT (SELECT @@character_set_results), @@SESSION.character_set_results, @@SESSION.collation_connection FROM heapprof.snapshots LIMIT 1",
+		"SELECT COUNT(*) FROM heapprof.snapshots WHERE @@character_set_results = 'latin1'",
+		"SHOW VARIABLES WHERE Variable_name IN ('character_set_client', 'character_set_connection', 'character_set_results', 'collation_connection')",
+	} {
+		t.Run(q, func(t *testing.T) { matchMariaDB(t, ctx, e, s, r, q, false, true) })
+	}
+	t.Run("results stay UTF-8", func(t *testing.T) {
+		a, err := engineAnswer(ctx, e, s, "SELECT short_name FROM heapprof.functions WHERE short_name LIKE 'tikv%'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.rows) != 1 || !strings.HasSuffix(a.rows[0][0], "ünïcode") {
+			t.Errorf("rows %q, want the UTF-8 name", a.rows)
+		}
+	})
+	t.Run("NULL", func(t *testing.T) {
+		s.Report("character_set_results", nil)
+		a, err := engineAnswer(ctx, e, s, "SELECT @@character_set_results IS NULL FROM heapprof.snapshots LIMIT 1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.rows) != 1 || a.rows[0][0] != "1" {
+			t.Errorf("rows %q, want NULL", a.rows)
+		}
+	})
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+	"github.com/shopspring/decimal"
 )
 
 // erWarnDatetime is MySQL's warning 1292 (incorrect datetime value).
@@ -651,10 +652,15 @@ func (m *intMod) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	return n, err
 }
 
-// decimalRound is ROUND(x, d) as MariaDB answers it: of a DECIMAL x with
-// a constant d, DECIMAL with scale d (ROUND(x / 1048576, 2) prints 0.50;
-// go-mysql-server keeps x's scale); of a DOUBLE, rounded half to even.
-type decimalRound struct{ sql.Expression }
+// decimalRound is ROUND(x, d) and TRUNCATE(x, d) as MariaDB answers
+// them: of a DECIMAL x with a constant d, DECIMAL with scale d
+// (ROUND(x / 1048576, 2) prints 0.50; go-mysql-server keeps x's scale); of
+// a DOUBLE or text (its leading number), DOUBLE rounded half to even.
+// go-mysql-server has no TRUNCATE, and answers ROUND of text as INT.
+type decimalRound struct {
+	sql.Expression // go-mysql-server's ROUND over the same arguments
+	trunc          bool
+}
 
 func newRound(args ...sql.Expression) (sql.Expression, error) {
 	r, err := function.NewRound(args...)
@@ -664,16 +670,55 @@ func newRound(args ...sql.Expression) (sql.Expression, error) {
 	return &decimalRound{Expression: r}, nil
 }
 
-func (r *decimalRound) FunctionName() string { return "round" }
-func (r *decimalRound) Description() string  { return "MariaDB's ROUND (heapprof/sqlview)" }
+func newTruncate(args ...sql.Expression) (sql.Expression, error) {
+	if len(args) != 2 {
+		return nil, sql.ErrInvalidArgumentNumber.New("TRUNCATE", 2, len(args))
+	}
+	r, err := function.NewRound(args...)
+	if err != nil {
+		return nil, err
+	}
+	return &decimalRound{Expression: r, trunc: true}, nil
+}
+
+func (r *decimalRound) FunctionName() string {
+	if r.trunc {
+		return "truncate"
+	}
+	return "round"
+}
+
+func (r *decimalRound) Description() string {
+	return "MariaDB's " + strings.ToUpper(r.FunctionName()) + " (heapprof/sqlview)"
+}
+
+func (r *decimalRound) String() string {
+	kids := r.Children()
+	parts := make([]string, len(kids))
+	for i, k := range kids {
+		parts[i] = k.String()
+	}
+	return strings.ToUpper(r.FunctionName()) + "(" + strings.Join(parts, ", ") + ")"
+}
 
 func (r *decimalRound) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	if r.trunc {
+		return newTruncate(c...)
+	}
 	return newRound(c...)
 }
 
 func (r *decimalRound) Type() sql.Type {
 	kids := r.Children()
-	dt, ok := kids[0].Type().(sql.DecimalType)
+	t0 := kids[0].Type()
+	switch {
+	case types.IsText(t0) || types.IsFloat(t0):
+		return types.Float64
+	case r.trunc && types.IsInteger(t0):
+		// Truncating never carries into a new digit: x's own type.
+		return t0
+	}
+	dt, ok := t0.(sql.DecimalType)
 	if !ok {
 		return r.Expression.Type()
 	}
@@ -689,17 +734,29 @@ func (r *decimalRound) Type() sql.Type {
 		}
 		d = int64(n)
 	}
-	scale := uint8(max(0, min(d, int64(dt.Scale()))))
-	return types.MustCreateDecimalType(min(dt.Precision()-dt.Scale()+scale+1, 65), scale)
+	// d digits, zeros included (ROUND(2.567, 5) is 2.56700).
+	scale := int(max(0, min(d, types.DecimalTypeMaxScale)))
+	p := int(dt.Precision()) - int(dt.Scale()) + scale
+	if scale < int(dt.Scale()) && !r.trunc {
+		p++ // rounding may carry into a new digit
+	}
+	return types.MustCreateDecimalType(uint8(max(min(p, 65), 1)), uint8(scale))
 }
 
 // Eval: ROUND of a DOUBLE rounds half to even, as MariaDB's
 // my_double_round does with rint (ROUND(56.25e0, 1) is 56.2);
-// go-mysql-server rounds half away from zero (56.3). Other types are
-// go-mysql-server's.
+// go-mysql-server rounds half away from zero (56.3). Text is its leading
+// number, as a DOUBLE. Other ROUNDs are go-mysql-server's; TRUNCATE cuts
+// toward zero.
 func (r *decimalRound) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	kids := r.Children()
-	if !types.IsFloat(kids[0].Type()) {
+	t0 := kids[0].Type()
+	if isTemporal(t0) || types.IsTime(t0) {
+		return nil, errUnsupported(strings.ToUpper(r.FunctionName()) + "() of a date or time; write " +
+			strings.ToUpper(r.FunctionName()) + "(x + 0, d) for its number YYYYMMDDhhmmss")
+	}
+	float := types.IsFloat(t0) || types.IsText(t0)
+	if !float && !r.trunc {
 		return r.Expression.Eval(ctx, row)
 	}
 	v, err := kids[0].Eval(ctx, row)
@@ -716,21 +773,81 @@ func (r *decimalRound) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 			return nil, err
 		}
 	}
-	return roundHalfEven(doubleValue(v), d), nil
+	switch {
+	case float && r.trunc:
+		return truncDouble(doubleValue(v), d), nil
+	case float:
+		return roundHalfEven(doubleValue(v), d), nil
+	case types.IsInteger(t0):
+		return truncInt(ctx, t0, v, d)
+	}
+	x, _, err := types.InternalDecimalType.Convert(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	dec, ok := x.(decimal.Decimal)
+	if !ok {
+		return nil, fmt.Errorf("TRUNCATE: unexpected %T", x)
+	}
+	d = max(min(d, 65), -65)
+	out := dec.Shift(int32(d)).Truncate(0).Shift(int32(-d))
+	res, _, err := r.Type().Convert(ctx, out)
+	return res, err
 }
 
+// truncInt is TRUNCATE of an integer: itself for d >= 0, else cut to a
+// multiple of 10^-d toward zero.
+func truncInt(ctx *sql.Context, t sql.Type, v any, d int64) (any, error) {
+	if d >= 0 {
+		return v, nil
+	}
+	if types.IsUnsigned(t) {
+		n, _, err := types.Uint64.Convert(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		u := n.(uint64)
+		if d < -19 {
+			out, _, err := t.Convert(ctx, uint64(0))
+			return out, err
+		}
+		p := uint64(math.Pow10(int(-d)))
+		out, _, err := t.Convert(ctx, u-u%p)
+		return out, err
+	}
+	n, err := toInt64(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	if d < -18 {
+		out, _, err := t.Convert(ctx, int64(0))
+		return out, err
+	}
+	p := int64(math.Pow10(int(-d)))
+	out, _, err := t.Convert(ctx, n-n%p)
+	return out, err
+}
+
+// truncDouble is MariaDB's my_double_round with truncate: toward zero
+// at d fraction digits (negative d: integer digits).
+func truncDouble(v float64, d int64) float64 { return scaleDouble(v, d, math.Trunc) }
+
 // roundHalfEven is MariaDB's my_double_round (not truncating).
-func roundHalfEven(v float64, d int64) float64 {
+func roundHalfEven(v float64, d int64) float64 { return scaleDouble(v, d, math.RoundToEven) }
+
+// scaleDouble applies to to v at d fraction digits (negative d: integer
+// digits), as my_double_round does.
+func scaleDouble(v float64, d int64, to func(float64) float64) float64 {
 	p := math.Pow(10, math.Abs(float64(d)))
 	switch {
 	case d < 0 && math.IsInf(p, 0):
 		return 0
 	case d < 0:
-		return math.RoundToEven(v/p) * p
+		return to(v/p) * p
 	case math.IsInf(v*p, 0):
 		return v
 	}
-	return math.RoundToEven(v*p) / p
+	return to(v*p) / p
 }
 
 // --- dates as text --------------------------------------------------------

@@ -64,6 +64,9 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 		AddPreAnalyzeRule(ruleDialect, dialectRule).
 		// SUM and AVG columns typed as the aggregates are (aggregates.go).
 		AddPreAnalyzeRule(ruleAggTypes, aggTypesRule).
+		// @@GLOBAL.x of the variables a session starts with, reported
+		// session values (session.go).
+		AddPreAnalyzeRule(ruleReads, readsRule).
 		AddPostAnalyzeRule(ruleTopN, topNUnderProject).
 		AddPostValidationRule(ruleCheckAfter, checkRule).
 		AddPostValidationRule(ruleValueGuard, func(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
@@ -84,6 +87,11 @@ func (e *Engine) Close() error { return e.gms.Close() }
 // variables. Create it with NewSession when the connection is accepted.
 type Session struct {
 	base *sql.BaseSession
+	// globals are the global values of the variables the session started
+	// with: those starting values (see globalScope).
+	globals map[string]any
+	// reported are what reads of session variables answer (Report).
+	reported map[string]any
 	// prepared counts the open prepared statements per query text: the
 	// engine caches one parsed statement per text and session.
 	prepared map[string]int
@@ -121,7 +129,7 @@ func (e *Engine) NewSessionWith(ctx context.Context, user, addr string, connID u
 			return nil, fmt.Errorf("sqlview: session variable %s: %w", name, err)
 		}
 	}
-	return &Session{base: base, user: user, profiles: opts.ReadsProfiles}, nil
+	return &Session{base: base, user: user, profiles: opts.ReadsProfiles, globals: vars}, nil
 }
 
 // Database is the session's current database ("" when none).
@@ -318,6 +326,7 @@ func (e *Engine) newContext(ctx context.Context, s *Session, query string) (*sql
 	ctx = context.WithValue(ctx, snapshotListKey{}, &snapshotList{})
 	ctx = context.WithValue(ctx, budgetKey{}, b)
 	ctx = context.WithValue(ctx, metaKey{}, &stmtMeta{})
+	ctx = context.WithValue(ctx, sessionKey{}, s)
 	sctx := sql.NewContext(ctx, sql.WithSession(s.base), sql.WithQuery(query))
 	sctx.Memory = sql.NewMemoryManager(&reporter{ctx: sctx, b: b})
 	return sctx, b
@@ -386,6 +395,15 @@ func (e *Engine) run(sctx *sql.Context, b *stmtBudget, query string, stmt ast.St
 	r.Columns = columns(sctx, schema)
 	if sh, ok := stmt.(*ast.Show); ok && strings.EqualFold(sh.Type, ast.CreateTableStr) && len(schema) == 2 {
 		r.iter = &ddlIter{RowIter: iter}
+	}
+	if sh, ok := stmt.(*ast.Show); ok && strings.EqualFold(sh.Type, "variables") && len(schema) == 2 {
+		if s := sessionOf(sctx); s != nil {
+			vals := s.reported
+			if strings.EqualFold(sh.Scope, "global") {
+				vals = s.globals
+			}
+			r.iter = &readsIter{RowIter: iter, vals: vals}
+		}
 	}
 	return r, nil
 }

@@ -194,21 +194,107 @@ func numberContext(e sql.Expression) (sql.Expression, bool, error) {
 			return &floatMod{Mod: mod}, true, nil
 		}
 		return n, err == nil, err
-	case *expression.And, *expression.Or, *expression.Xor, *expression.Not:
-		kids := slices.Clone(e.Children())
-		changed := false
-		for i, k := range kids {
-			if c, ok := condition(k); ok {
-				kids[i], changed = c, true
+	case *expression.Case:
+		if x.Expr != nil {
+			// CASE x WHEN v compares x with each v, all as DOUBLE when text
+			// meets numbers (as IN does); the THEN values stay as they are.
+			ts := []sql.Type{x.Expr.Type()}
+			for _, b := range x.Branches {
+				ts = append(ts, b.Cond.Type())
 			}
+			k := mixKind(ts...)
+			if k == 0 {
+				return e, false, nil
+			}
+			c := &expression.Case{Expr: numbered(k, []sql.Expression{x.Expr})[0], Else: x.Else}
+			for _, b := range x.Branches {
+				c.Branches = append(c.Branches, expression.CaseBranch{Cond: numbered(k, []sql.Expression{b.Cond})[0], Value: b.Value})
+			}
+			return c, true, nil
 		}
-		if !changed {
+		return boolOperands(e)
+	case *function.NullIf:
+		k := mixKind(x.LeftChild.Type(), x.RightChild.Type())
+		if k == 0 {
 			return e, false, nil
 		}
-		n, err := e.WithChildren(kids...)
-		return n, err == nil, err
+		return newNumNullIf(x, k), true, nil
+	case *expression.And, *expression.Or, *expression.Xor, *expression.Not, *function.If, *expression.IsTrue:
+		return boolOperands(e)
 	}
 	return e, false, nil
+}
+
+// boolOperands rewrites the text operands of e that are read as
+// conditions (isCondition).
+func boolOperands(e sql.Expression) (sql.Expression, bool, error) {
+	kids := slices.Clone(e.Children())
+	changed := false
+	for i, k := range kids {
+		if !isCondition(e, i) {
+			continue
+		}
+		if c, ok := condition(k); ok {
+			kids[i], changed = c, true
+		}
+	}
+	if !changed {
+		return e, false, nil
+	}
+	n, err := e.WithChildren(kids...)
+	return n, err == nil, err
+}
+
+// numNullIf is NULLIF(a, b) of text and a number: equal compared as
+// DOUBLE (text by its leading number), as MariaDB compares them; the
+// answer is still a itself.
+type numNullIf struct {
+	*function.NullIf
+	kind byte
+	eq   sql.Expression // a = b as numbers
+}
+
+func newNumNullIf(x *function.NullIf, kind byte) *numNullIf {
+	ab := numbered(kind, []sql.Expression{x.LeftChild, x.RightChild})
+	return &numNullIf{NullIf: x, kind: kind, eq: expression.NewEquals(ab[0], ab[1])}
+}
+
+func (n *numNullIf) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	e, err := n.NullIf.WithChildren(c...)
+	if err != nil {
+		return nil, err
+	}
+	if x, ok := e.(*function.NullIf); ok {
+		return newNumNullIf(x, n.kind), nil
+	}
+	return e, nil
+}
+
+func (n *numNullIf) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	eq, err := n.eq.Eval(ctx, row)
+	if err != nil {
+		return nil, err
+	}
+	if b, ok := eq.(bool); ok && b {
+		return nil, nil
+	}
+	return n.LeftChild.Eval(ctx, row)
+}
+
+// isCondition tells whether the i-th child of a boolean operator, IF or
+// CASE is read as a condition.
+func isCondition(e sql.Expression, i int) bool {
+	switch x := e.(type) {
+	case *function.If:
+		return i == 0
+	case *expression.Case:
+		// Children: [x,] (when, then)..., [else].
+		if x.Expr != nil {
+			return false
+		}
+		return i < 2*len(x.Branches) && i%2 == 0
+	}
+	return true
 }
 
 // condition is a text condition as MariaDB evaluates it: its leading

@@ -260,11 +260,13 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 			return &colMeta{typ: mysqlTypeDouble, length: 23, decimals: notFixedDec31}
 		}
 		if r, ok := e.(*decimalRound); ok {
-			// ROUND(double, d): a DOUBLE with d decimals, printed with d
+			// ROUND(double, d), TRUNCATE(double, d): a DOUBLE with d decimals, printed with d
 			// fraction digits (float_length: DBL_DIG + 2 + d).
 			if d, ok := roundDigits(r); ok {
 				return &colMeta{typ: mysqlTypeDouble, length: uint32(17 + d), decimals: uint8(d)}
 			}
+			// d not constant: float_length(NOT_FIXED_DEC), DBL_DIG + 8.
+			return &colMeta{typ: mysqlTypeDouble, length: 23, decimals: notFixedDec31}
 		}
 	case types.IsInteger(t):
 		if lit, ok := e.(*expression.Literal); ok {
@@ -362,7 +364,7 @@ func decimalPS(e sql.Expression, child sql.Node) (p, s int, ok bool) {
 			return 0, 0, false
 		}
 		p = p0 - s0 + d
-		if d < s0 {
+		if d < s0 && !x.trunc {
 			p++ // rounding may carry into a new digit
 		}
 		return max(p, 1), d, true

@@ -103,15 +103,56 @@ func TestNumberContextMatchesMariaDB(t *testing.T) {
 	}
 }
 
-// ROUND of a DOUBLE rounds half to even and prints all d digits (0.0,
-// 56.250), as MariaDB does; compared as text with MariaDB's command line
-// client (the Go driver re-formats DOUBLE values).
+// Text read as a condition (IF, CASE WHEN, IS TRUE, WHERE, HAVING, ON,
+// AND/OR/XOR/NOT) is its leading number, true unless 0, and text
+// compared with numbers in CASE x WHEN and NULLIF is a DOUBLE, as on
+// MariaDB (numbers.go); go-mysql-server took 'x1' and '1abc' alike for
+// false. types: the column types are compared too (IF and CASE of
+// integer literals are BIGINT here, INT on MariaDB).
+func TestTextConditionsMatchMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	r := refConn(t)
+	for _, tt := range []struct {
+		query string
+		types bool
+	}{
+		{"SELECT IF('1abc',1,0), IF('abc',1,0), IF('0.0',1,0), IF(' 2',1,0), IF('',1,0), IF('0.5x', 'a', 'b')", false},
+		{"SELECT CASE WHEN 'x' THEN 1 ELSE 2 END, CASE WHEN '3x' THEN 1 ELSE 2 END, CASE WHEN '0' THEN 'a' WHEN '0.1' THEN 'b' END", false},
+		{"SELECT 1 AND NOT 'abc', NOT '1x', '2' AND 1, 'a' OR 0, '1' XOR 0, 'abc' IS TRUE, '1x' IS TRUE, '0' IS FALSE", true},
+		{"SELECT id, IF(node_kind, 1, 0), IF(node_addr, 'y', 'n'), CASE WHEN node_addr THEN 'a' WHEN node_kind THEN 'b' ELSE 'c' END, node_addr IS TRUE, node_kind IS NOT TRUE FROM heapprof.snapshots ORDER BY id", false},
+		{"SELECT id, CASE node_addr WHEN 10 THEN 'ten' ELSE 'other' END, CASE node_kind WHEN 0 THEN 'zero' END, CASE node_id WHEN '10001x' THEN 1 ELSE 0 END FROM heapprof.snapshots ORDER BY id", false},
+		{"SELECT id, NULLIF('1x', 1), NULLIF(node_addr, 10), NULLIF(node_addr, 11), NULLIF('a', 'a') FROM heapprof.snapshots ORDER BY id", false},
+		{"SELECT SUM(IF(node_addr, total_bytes, 0)), COUNT(CASE WHEN node_kind THEN 1 END), COUNT(IF('7 days', 1, NULL)) FROM heapprof.snapshots", true},
+		{"SELECT COUNT(*) FROM heapprof.snapshots WHERE 'abc'", true},
+		{"SELECT COUNT(*) FROM heapprof.snapshots WHERE node_addr IS TRUE", true},
+		{"SELECT id FROM heapprof.snapshots WHERE IF(node_addr, node_id > 10001, 0) ORDER BY id", true},
+		{"SELECT id FROM heapprof.snapshots WHERE CASE WHEN '1x' THEN node_id = 10002 END ORDER BY id", true},
+		{"SELECT node_id FROM heapprof.snapshots GROUP BY node_id HAVING IF(MIN(node_addr), 1, 0) AND MIN(node_kind) IS NOT TRUE ORDER BY 1", true},
+		{"SELECT COUNT(*) FROM heapprof.snapshots s JOIN heapprof.functions f ON 'x'", true},
+		{"SELECT COUNT(*) FROM heapprof.snapshots s JOIN heapprof.functions f ON f.snapshot_id = s.id AND IF(s.node_addr, 1, 0)", true},
+	} {
+		t.Run(tt.query, func(t *testing.T) { matchMariaDB(t, ctx, e, s, r, tt.query, false, tt.types) })
+	}
+}
+
+// ROUND and TRUNCATE of a DOUBLE (or text, its leading number) answer a
+// DOUBLE; ROUND rounds half to even; both print all d digits (0.0,
+// 56.250), as MariaDB does; of a DECIMAL, d digits too (2.56700).
+// Compared as text with MariaDB's command line client (the Go driver
+// re-formats DOUBLE values: it prints 0 for MariaDB's 0.0).
 func TestRoundDoubleMatchesMariaDB(t *testing.T) {
 	ctx := context.Background()
 	e, s := newTestEngine(t, fixture())
 	for _, q := range []string{
 		"SELECT short_name, ROUND(flat_pct, 1), ROUND(cum_pct, 3), ROUND(flat_pct) FROM heapprof.functions WHERE snapshot_id = 'heap_profile.10001.2' ORDER BY short_name",
 		"SELECT short_name, ROUND(flat_pct * 0 + 56.25, 1), ROUND(cum_pct / 40, 2), ROUND(flat_pct - 2.5), ROUND(flat_pct * 1e2, -2) FROM heapprof.functions WHERE snapshot_id = 'heap_profile.10001.2' ORDER BY short_name",
+		"SELECT ROUND(2.5e0), ROUND(1.25e0,1), ROUND(-0.4e0), ROUND(0.04e0,1), ROUND(0.04e0, 3), ROUND('2.5'), ROUND('1.25', 1)",
+		"SELECT TRUNCATE(2.5e0, 0), TRUNCATE(1.25e0,1), TRUNCATE(-0.4e0, 0), TRUNCATE(0.04e0,1), TRUNCATE(123.456e0, -1), TRUNCATE(-1.99e0, 1), TRUNCATE('1.99', 1)",
+		"SELECT short_name, TRUNCATE(flat_pct, 1), TRUNCATE(cum_pct, 0), TRUNCATE(flat_pct, -1), TRUNCATE(cum_pct / 3, 4), TRUNCATE(flat_pct, node_id - 10000) FROM heapprof.functions WHERE snapshot_id = 'heap_profile.10001.2' ORDER BY short_name",
+		"SELECT TRUNCATE(2.567, 2), TRUNCATE(19, -1), TRUNCATE(-19, -1), TRUNCATE(-2.567, 1), TRUNCATE(2.567, 5), ROUND(2.567, 5), TRUNCATE(2.567, -1), TRUNCATE(123, 2), TRUNCATE(NULL, 1)",
+		"SELECT short_name, TRUNCATE(flat_bytes, -3), TRUNCATE(flat_bytes / 1048576, 2), TRUNCATE(flat_bytes / 1048576, 0), TRUNCATE(node_id, -2) FROM heapprof.functions ORDER BY snapshot_id, short_name",
+		"SELECT id, ROUND(node_addr), TRUNCATE(node_addr, 0) FROM heapprof.snapshots ORDER BY id",
 	} {
 		t.Run(q, func(t *testing.T) {
 			got, err := engineAnswer(ctx, e, s, q)
@@ -274,6 +315,9 @@ func TestColumnMetadataMatchesMariaDB(t *testing.T) {
 		"SELECT UPPER(f.name) a, COUNT(DISTINCT f.flat_bytes) FROM functions f GROUP BY 1",
 		"SELECT LEFT(f.snapshot_id, 4) AS c1, MIN(f.name) AS c2, MAX(f.name) AS c3, MIN(UPPER(f.name)) c4 FROM functions f GROUP BY c1",
 		"SELECT DISTINCT CONCAT(f.name, '#'), LEFT(f.name, 3) FROM functions f",
+		// ROUND and TRUNCATE: DOUBLE with d decimals, DECIMAL of d digits.
+		"SELECT ROUND(2.5e0), ROUND(1.25e0,1), ROUND(0.04e0, 3), TRUNCATE(flat_pct, 1), TRUNCATE(flat_pct, node_id), TRUNCATE('1.99', 1), ROUND('2.5'), " +
+			"TRUNCATE(2.567, 5), ROUND(2.567, 5), TRUNCATE(2.567, 0), TRUNCATE(flat_bytes / 1048576, 2), ROUND(flat_bytes / 1048576, 6), TRUNCATE(flat_bytes, -3) FROM functions f",
 	} {
 		t.Run(q, func(t *testing.T) {
 			got, err := engineDefs(ctx, e, s, q)

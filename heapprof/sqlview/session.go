@@ -6,6 +6,10 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
@@ -122,4 +126,132 @@ func checkSetVariables(stmt ast.Statement) error {
 		}
 	}
 	return nil
+}
+
+// Reads of system variables that answer other values than go-mysql-server
+// keeps: globals and reported session values.
+//
+// The global values of the variables a session starts with (the front's
+// version, max_allowed_packet, ..., version_comment and time_zone) are
+// those initial values: MariaDB's globals are what a new session starts
+// with. go-mysql-server keeps one process-wide registry of globals
+// (sql.SystemVariables) holding its own (version 8.0.31, version_comment
+// Dolt); it is not changed here, so that engines in one process stay
+// apart. Instead @@GLOBAL.x reads (ruleReads) and SHOW GLOBAL VARIABLES
+// (readsIter) answer the session's starting values.
+//
+// A reported session value (Session.Report) is what @@x, @@SESSION.x and
+// SHOW VARIABLES answer while the engine works with its own value: the
+// connection's character sets, which the front converts to and from
+// UTF-8 while the engine works in UTF-8.
+
+// ruleReads is the analyzer rule that points @@GLOBAL.x reads at the
+// session's starting values, and @@x reads at its reported values.
+const ruleReads analyzer.RuleId = 100103
+
+// sessionKey is the context key of the statement's *Session.
+type sessionKey struct{}
+
+func sessionOf(ctx context.Context) *Session {
+	s, _ := ctx.Value(sessionKey{}).(*Session)
+	return s
+}
+
+// Report makes reads of session variable name (@@name, @@SESSION.name,
+// SHOW VARIABLES, in any statement) answer value, nil for NULL, while the
+// engine goes on working with its own value of name. The MySQL front
+// reports the connection's character sets this way: it converts text
+// between them and UTF-8, in which the engine works. Call it between
+// statements of s.
+func (s *Session) Report(name string, value any) {
+	if s.reported == nil {
+		s.reported = map[string]any{}
+	}
+	s.reported[strings.ToLower(name)] = value
+}
+
+// valueScope answers reads of the variables in vals from vals, converted
+// to the variable's type, and every other read as sql.MysqlScope.
+type valueScope struct {
+	*sql.MysqlScope
+	vals map[string]any
+}
+
+func (g *valueScope) GetValue(ctx *sql.Context, name string, coll sql.CollationID) (any, error) {
+	v, ok := g.vals[strings.ToLower(name)]
+	if !ok {
+		return g.MysqlScope.GetValue(ctx, name, coll)
+	}
+	if sv, _, known := sql.SystemVariables.GetGlobal(name); known && v != nil {
+		c, _, err := sv.GetType().Convert(ctx, v)
+		if err != nil {
+			return nil, fmt.Errorf("sqlview: variable %s: %w", name, err)
+		}
+		return c, nil
+	}
+	return v, nil
+}
+
+func readsRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	s := sessionOf(ctx)
+	if s == nil || len(s.globals)+len(s.reported) == 0 {
+		return n, transform.SameTree, nil
+	}
+	return readsNode(n, s)
+}
+
+// readsNode gives n's variable reads, subqueries' included, the session's
+// globals and reported values. SET statements are left alone: the guard
+// reads their targets' scope.
+func readsNode(n sql.Node, s *Session) (sql.Node, transform.TreeIdentity, error) {
+	if _, ok := n.(*plan.Set); ok {
+		return n, transform.SameTree, nil
+	}
+	return transform.NodeExprsWithOpaque(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		switch x := e.(type) {
+		case *plan.Subquery:
+			q, same, err := readsNode(x.Query, s)
+			if err != nil || same == transform.SameTree {
+				return e, transform.SameTree, err
+			}
+			return x.WithQuery(q), transform.NewTree, nil
+		case *expression.SystemVar:
+			sc, ok := x.Scope.(*sql.MysqlScope)
+			if !ok {
+				return e, transform.SameTree, nil
+			}
+			vals := s.reported
+			if sc.Type == sql.SystemVariableScope_Global {
+				vals = s.globals
+			}
+			if _, ours := vals[strings.ToLower(x.Name)]; !ours {
+				return e, transform.SameTree, nil
+			}
+			v := *x
+			v.Scope = &valueScope{MysqlScope: sc, vals: vals}
+			return &v, transform.NewTree, nil
+		}
+		return e, transform.SameTree, nil
+	})
+}
+
+// readsIter is SHOW [GLOBAL] VARIABLES with the values in vals.
+type readsIter struct {
+	sql.RowIter
+	vals map[string]any
+}
+
+func (it *readsIter) Next(ctx *sql.Context) (sql.Row, error) {
+	row, err := it.RowIter.Next(ctx)
+	if err != nil || len(row) != 2 {
+		return row, err
+	}
+	name, _ := row[0].(string)
+	if v, ok := it.vals[strings.ToLower(name)]; ok {
+		if v == nil {
+			v = "" // SHOW VARIABLES prints NULL as empty
+		}
+		row = sql.Row{row[0], v}
+	}
+	return row, nil
 }
