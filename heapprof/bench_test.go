@@ -2,6 +2,7 @@ package heapprof
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math/rand"
@@ -69,8 +70,8 @@ func BenchmarkWriteDOT(b *testing.B) {
 	}
 }
 
-func BenchmarkParseHeapV2(b *testing.B) {
-	p := synthProfile(39538, 8499)
+// synthHeapV2 is synthProfile as heap_v2 text.
+func synthHeapV2(p *profile.Profile) []byte {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "heap_v2/%d\n  t*: 1: 1 [0: 0]\n", p.Period)
 	for _, s := range p.Sample {
@@ -81,11 +82,61 @@ func BenchmarkParseHeapV2(b *testing.B) {
 		fmt.Fprintf(&buf, "\n  t*: %d: %d [0: 0]\n  t0: %d: %d [0: 0]\n", s.Value[2], s.Value[3], s.Value[2], s.Value[3])
 	}
 	buf.WriteString("\nMAPPED_LIBRARIES:\n00400000-00600000 r-xp 00000000 fe:00 1   /bin/bench\n")
-	data := buf.Bytes()
+	return buf.Bytes()
+}
+
+func BenchmarkParseHeapV2(b *testing.B) {
+	data := synthHeapV2(synthProfile(39538, 8499))
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := Parse(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseDump is BenchmarkParseHeapV2 for heapproxy dot's
+// ParseDump.
+func BenchmarkParseDump(b *testing.B) {
+	data := synthHeapV2(synthProfile(39538, 8499))
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := ParseDump(context.Background(), bytes.NewReader(data), 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDumpWriteDOT is BenchmarkWriteDOT for heapproxy dot's Dump,
+// symbolized as synthProfile is.
+func BenchmarkDumpWriteDOT(b *testing.B) {
+	p := synthProfile(39538, 8499)
+	d, err := ParseDump(context.Background(), bytes.NewReader(synthHeapV2(p)), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The symbolizer's part: synthProfile's lines on the same addresses.
+	byAddr := map[uint64]*profile.Location{}
+	for _, loc := range p.Location {
+		byAddr[loc.Address] = loc
+	}
+	for i, loc := range d.Profile().Location {
+		src := byAddr[loc.Address]
+		if i > 0 && src == nil {
+			src = byAddr[loc.Address+1] // a caller's address, minus one
+		}
+		if src != nil {
+			loc.Line = src.Line
+		}
+	}
+	d.Profile().Function = p.Function
+	opt := DefaultOptions()
+	opt.Program = "bench"
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := d.WriteDOT(context.Background(), io.Discard, opt); err != nil {
 			b.Fatal(err)
 		}
 	}

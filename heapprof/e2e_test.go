@@ -3,6 +3,8 @@ package heapprof_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -76,6 +78,50 @@ func TestEndToEndNativeSymbolizer(t *testing.T) {
 			if strings.Count(dot.String(), "\n") < 5 {
 				t.Errorf("suspiciously small graph:\n%s", dot.String())
 			}
+			sameFromDump(t, sym, target, p, opt)
 		})
+	}
+}
+
+// sameFromDump checks that heapproxy dot's path, ParseDump and the Dump's
+// renderers, writes what Parse and the renderers write for p, the profile
+// in path, byte for byte, by bytes and by objects.
+func sameFromDump(t *testing.T, sym heapprof.Symbolizer, path string, p *profile.Profile, opt heapprof.Options) {
+	t.Helper()
+	ctx := context.Background()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := heapprof.ParseDump(ctx, f, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sym.Symbolize(ctx, d.Profile()); err != nil {
+		t.Fatal(err)
+	}
+	type writer func(context.Context, io.Writer, heapprof.Options) error
+	for _, c := range []struct {
+		name        string
+		fromProfile func(context.Context, io.Writer, *profile.Profile, heapprof.Options) error
+		fromDump    writer
+	}{
+		{"dot", heapprof.WriteDOTContext, d.WriteDOT},
+		{"text", heapprof.WriteTextContext, d.WriteText},
+		{"folded", heapprof.WriteFoldedContext, d.WriteFolded},
+		{"flamegraph", heapprof.WriteFlameGraphContext, d.WriteFlameGraph},
+	} {
+		for _, typ := range []string{"", "inuse_objects"} {
+			o := opt
+			o.SampleType = typ
+			var want, got bytes.Buffer
+			werr := c.fromProfile(ctx, &want, p, o)
+			gerr := c.fromDump(ctx, &got, o)
+			if fmt.Sprint(werr) != fmt.Sprint(gerr) || got.String() != want.String() {
+				t.Errorf("%s %s of the Dump (error %v) differs from the profile's (error %v):\n%s",
+					c.name, typ, gerr, werr, heapprof.LineDiffForTest(got.String(), want.String()))
+			}
+		}
 	}
 }

@@ -61,6 +61,11 @@ func WriteFlameGraphContext(ctx context.Context, w io.Writer, p *profile.Profile
 	if err != nil {
 		return err
 	}
+	return m.writeFlameGraph(ctx, w, opt)
+}
+
+// writeFlameGraph is WriteFlameGraph of a built model.
+func (m *model) writeFlameGraph(ctx context.Context, w io.Writer, opt Options) error {
 	stacks, err := m.foldedStacks(ctx)
 	if err != nil {
 		return err

@@ -238,16 +238,22 @@ func buildModel(ctx context.Context, p *profile.Profile, opt Options) (*model, e
 	if err := m.collect(ctx, p, newSampler(p, idx), 1, &ix); err != nil {
 		return nil, err
 	}
+	return m.finish(ctx, p.SampleType[idx].Type, opt, &ix)
+}
+
+// finish builds the model of the stacks collected with ix: it subtracts
+// opt.Base, then names and sums the nodes.
+func (m *model) finish(ctx context.Context, sampleType string, opt Options, ix *stackIndex) (*model, error) {
 	if opt.Base != nil {
-		bidx, _, err := sampleIndex(opt.Base, p.SampleType[idx].Type)
+		bidx, _, err := sampleIndex(opt.Base, sampleType)
 		if err != nil {
 			return nil, fmt.Errorf("base profile: %w", err)
 		}
-		if err := m.collect(ctx, opt.Base, newSampler(opt.Base, bidx), -1, &ix); err != nil {
+		if err := m.collect(ctx, opt.Base, newSampler(opt.Base, bidx), -1, ix); err != nil {
 			return nil, fmt.Errorf("base profile: %w", err)
 		}
 	}
-	ix = stackIndex{}
+	*ix = stackIndex{}
 	m.cutStacks()
 	if !m.goNames {
 		m.shortMap = fullnameToShortname(m.frames)

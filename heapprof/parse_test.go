@@ -3,8 +3,10 @@ package heapprof
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"runtime"
@@ -261,8 +263,20 @@ func FuzzParseHeapV2(f *testing.F) {
 			data = append([]byte("heap_v2/"), data...)
 		}
 		p, err := Parse(data)
+		d, derr := ParseDump(context.Background(), bytes.NewReader(data), 0)
+		if fmt.Sprint(err) != fmt.Sprint(derr) {
+			t.Fatalf("Parse: %v; ParseDump: %v", err, derr)
+		}
 		if err != nil {
 			return
+		}
+		// Unsymbolized, the graph names every PC: the stacks ParseDump
+		// collected must draw Parse's graph.
+		var want, got bytes.Buffer
+		werr := WriteDOT(&want, p, DefaultOptions())
+		gerr := d.WriteDOT(context.Background(), &got, DefaultOptions())
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) || want.String() != got.String() {
+			t.Fatalf("ParseDump's graph (%v) differs from Parse's (%v):\n%s", gerr, werr, lineDiff(got.String(), want.String()))
 		}
 		if err := p.CheckValid(); err != nil {
 			t.Fatalf("Parse accepted an invalid profile: %v", err)
@@ -307,5 +321,93 @@ func TestLegacyRawCountLabels(t *testing.T) {
 		if got.String() != want.String() {
 			t.Errorf("%s: legacy labels render\n%s\nwant\n%s", st, got.String(), want.String())
 		}
+	}
+}
+
+// TestParseHeapV2SharedText: startStack takes the addresses a stack line
+// shares with the previous one from that line; every way two lines can
+// share text must give the addresses a plain reading gives, the leaf never
+// decremented and every caller once, in Parse and in ParseDump.
+func TestParseHeapV2SharedText(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		stacks []string // the text after "@"
+	}{
+		{"same lines", []string{" 0x10 0x20 0x30", " 0x10 0x20 0x30", " 0x10 0x20 0x30"}},
+		{"leaf only differs", []string{" 0x11 0x20 0x30", " 0x12 0x20 0x30"}},
+		{"middle differs", []string{" 0x10 0x20 0x30 0x40", " 0x10 0x21 0x22 0x30 0x40", " 0x10 0x40"}},
+		{"token grows at the end", []string{" 0x10 0x2", " 0x10 0x20", " 0x10 0x2"}},
+		{"token grows at the start", []string{" 0x10 0x20", " 0x110 0x20", " 0x10 0x20"}},
+		{"suffix reaches the leaf", []string{" 0x20 0x30", " 0x10 0x20 0x30", " 0x30", " 0x20 0x30"}},
+		{"leaf becomes a caller", []string{" 0x30", " 0x10 0x30", " 0x30 0x30", " 0x30 0x30 0x30"}},
+		{"prefix and suffix overlap", []string{" 0x1 0x2", " 0x1 0x2 0x2", " 0x1 0x2 0x2 0x2", " 0x1 0x2"}},
+		{"repeated tokens", []string{" 0x5 0x5 0x5 0x5", " 0x5 0x5 0x5", " 0x5 0x5 0x5 0x5 0x5", " 0x5"}},
+		{"spacing and tabs", []string{" 0x10  0x20\t0x30", "\t0x10 0x20  0x30", " 0x10\t 0x20 0x30 "}},
+		{"without 0x and in capitals", []string{" 10 0x20 0x3A", " 0x10 20 0xAB", " 0xab 0xAB 0xaB", "0xab 0xAB"}},
+		{"digits shared across tokens", []string{" 0x123 0x456", " 0x12 0x3456", " 0x1234 0x56", " 0x123 0x456"}},
+		{"zero and wrap", []string{" 0x0 0x0", " 0x1 0x0", " 0x0 0x0 0x0"}},
+		{"no space after @", []string{"0x10 0x20", " 0x10 0x20", "0x10 0x20"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var in strings.Builder
+			in.WriteString("heap_v2/524288\n  t*: 1: 1 [0: 0]\n")
+			var want [][]uint64
+			for i, st := range c.stacks {
+				fmt.Fprintf(&in, "@%s\n  t*: %d: %d [0: 0]\n", st, i+1, 100*(i+1))
+				var addrs []uint64
+				for j, f := range strings.Fields(st) {
+					a, ok := parseHexAddress([]byte(f))
+					if !ok {
+						t.Fatalf("bad test address %q", f)
+					}
+					if j > 0 {
+						a--
+					}
+					addrs = append(addrs, a)
+				}
+				want = append(want, addrs)
+			}
+			in.WriteString("MAPPED_LIBRARIES:\n")
+			p, err := Parse([]byte(in.String()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range p.Sample {
+				var got []uint64
+				for _, l := range s.Location {
+					got = append(got, l.Address)
+				}
+				if !equalU64(got, want[i]) {
+					t.Errorf("Parse: stack %d (%q): %#x, want %#x", i, c.stacks[i], got, want[i])
+				}
+			}
+			d, err := ParseDump(context.Background(), strings.NewReader(in.String()), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Distinct stacks in the order they first come, values summed.
+			var distinct []string
+			sums := map[string]float64{}
+			for i, s := range p.Sample {
+				k := fmt.Sprint(want[i])
+				if _, ok := sums[k]; !ok {
+					distinct = append(distinct, k)
+				}
+				sums[k] += float64(s.Value[3])
+			}
+			if d.stacks.spans.len() != len(distinct) {
+				t.Fatalf("ParseDump: %d stacks, want %d", d.stacks.spans.len(), len(distinct))
+			}
+			for i := range d.stacks.spans.len() {
+				var got []uint64
+				for _, id := range d.stacks.locs(i) {
+					got = append(got, d.p.Location[id].Address)
+				}
+				v := d.stacks.values.at(i)[3]
+				if k := fmt.Sprint(got); k != distinct[i] || v != sums[k] {
+					t.Errorf("ParseDump: stack %d: %#x (%v), want %s (%v)", i, got, v, distinct[i], sums[distinct[i]])
+				}
+			}
+		})
 	}
 }

@@ -28,6 +28,11 @@ func WriteTextContext(ctx context.Context, w io.Writer, p *profile.Profile, opt 
 	if err != nil {
 		return err
 	}
+	return m.writeText(ctx, w)
+}
+
+// writeText is WriteText of a built model.
+func (m *model) writeText(ctx context.Context, w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	if m.total != 0 {
 		fmt.Fprintf(bw, "Total: %s %s\n", m.unparse(m.total), m.units())
@@ -85,6 +90,11 @@ func WriteFoldedContext(ctx context.Context, w io.Writer, p *profile.Profile, op
 	if err != nil {
 		return err
 	}
+	return m.writeFolded(ctx, w)
+}
+
+// writeFolded is WriteFolded of a built model.
+func (m *model) writeFolded(ctx context.Context, w io.Writer) error {
 	stacks, err := m.foldedStacks(ctx)
 	if err != nil {
 		return err

@@ -18,7 +18,9 @@
 // A process started for a command also decodes the DWARF the dump's
 // addresses need while heapprof parses it (prefetch) and sets the
 // collector for one pass over its input (tuneGC); Run, called by main's
-// tests, does neither. (Dropping the binary's own start-up pages from RSS
+// tests, does neither. Every command but proto reads the dump as a
+// heapprof.Dump (its stacks collected for the renderer while it is read,
+// no profile.Sample each). (Dropping the binary's own start-up pages from RSS
 // with madvise was tried and left out: the pages stay in the page cache,
 // so it would lower the number, not the memory.)
 package jeprofcmd
@@ -54,7 +56,10 @@ func init() {
 // renderer is one of the commands: heapproxy NAME [flags] BINARY PROFILE.
 type renderer struct {
 	name, summary string
-	write         func(io.Writer, *profile.Profile, heapprof.Options) error
+	// write renders a heapprof.Dump (whose jemalloc stacks are collected
+	// for the renderer as the file is read, without a profile.Sample
+	// each); nil for proto, which writes the profile Parse makes.
+	write func(*heapprof.Dump, context.Context, io.Writer, heapprof.Options) error
 	// base: --base and --inuse_objects (every renderer but proto).
 	base bool
 	// graph: DOT's --nodecount, --nodefraction, --edgefraction and
@@ -66,12 +71,11 @@ type renderer struct {
 // renderers lists the commands in the order the usage prints them.
 func renderers() []renderer {
 	return []renderer{
-		{name: "dot", summary: "jeprof --dot: the profile as a Graphviz DOT graph", write: heapprof.WriteDOT, base: true, graph: true},
-		{name: "text", summary: "jeprof --text: one line per function", write: heapprof.WriteText, base: true, graphIgnored: true},
-		{name: "folded", summary: "folded stacks, one line each (flamegraph.pl, speedscope)", write: heapprof.WriteFolded, base: true},
-		{name: "flamegraph", summary: "a flame graph (SVG)", write: heapprof.WriteFlameGraph, base: true},
-		{name: "proto", summary: "the symbolized profile as pprof protobuf (.pb.gz, for go tool pprof)",
-			write: func(w io.Writer, p *profile.Profile, _ heapprof.Options) error { return heapprof.WriteProto(w, p) }},
+		{name: "dot", summary: "jeprof --dot: the profile as a Graphviz DOT graph", write: (*heapprof.Dump).WriteDOT, base: true, graph: true},
+		{name: "text", summary: "jeprof --text: one line per function", write: (*heapprof.Dump).WriteText, base: true, graphIgnored: true},
+		{name: "folded", summary: "folded stacks, one line each (flamegraph.pl, speedscope)", write: (*heapprof.Dump).WriteFolded, base: true},
+		{name: "flamegraph", summary: "a flame graph (SVG)", write: (*heapprof.Dump).WriteFlameGraph, base: true},
+		{name: "proto", summary: "the symbolized profile as pprof protobuf (.pb.gz, for go tool pprof)"},
 	}
 }
 
@@ -193,7 +197,12 @@ func run(name string, args []string, stdout io.Writer, tune bool) error {
 	}
 	binary, file := pos[0], pos[1]
 	if tune {
-		tuneGC(file, *o.base)
+		if r.write != nil {
+			// The profile as a heapprof.Dump, the base as a profile.
+			tuneGC(32<<20, heapFile{file, 2}, heapFile{*o.base, 1})
+		} else {
+			tuneGC(36<<20, heapFile{file, 1})
+		}
 	}
 	sym := &elfsym.Local{Binary: binary, SearchPath: o.symbolPath, Cache: elfsym.NewCache()}
 	ctx := context.Background()
@@ -203,7 +212,13 @@ func run(name string, args []string, stdout io.Writer, tune bool) error {
 	pctx, parsed := context.WithCancel(ctx)
 	defer parsed()
 	go prefetch(pctx, file, sym)
-	p, err := loadProfile(ctx, file, sym, parsed)
+	var d *heapprof.Dump
+	var p *profile.Profile
+	if r.write != nil {
+		d, err = loadDump(ctx, file, sym, parsed)
+	} else {
+		p, err = loadProfile(ctx, file, sym, parsed)
+	}
 	if err != nil {
 		return err
 	}
@@ -218,7 +233,12 @@ func run(name string, args []string, stdout io.Writer, tune bool) error {
 		}
 	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
-	if err := r.write(w, p, opt); err != nil {
+	if r.write != nil {
+		err = r.write(d, ctx, w, opt)
+	} else {
+		err = heapprof.WriteProto(w, p)
+	}
+	if err != nil {
 		return fmt.Errorf("%s %s: %w", name, file, err)
 	}
 	return w.Flush()
@@ -226,25 +246,30 @@ func run(name string, args []string, stdout io.Writer, tune bool) error {
 
 // tuneGC sets the collector of a process that makes one pass over the
 // jemalloc dumps files and exits: it collects when the heap reaches a
-// limit instead of each time it doubles: 36 MiB (the symbolizer's tables
-// and decoded units, the renderer's model) plus the dumps' size (a parsed
-// dump takes about its size in heap). Measured on bench/heapprof's shapes:
-// peak RSS 76-80 -> 65-70 MB for the same CPU time (GOGC=100 let the heap
-// reach twice the ~30 MB live while symbolizing); a smaller limit costs
-// CPU, on a small dump most (16 MiB plus twice the size: 38 collections
-// instead of 7 on o2-sparse). Other formats (pprof protobuf, gzipped:
-// their parsed size is not the file's) keep Go's default, and so does a
-// GOGC or GOMEMLIMIT set in the environment.
-func tuneGC(files ...string) {
+// limit instead of each time it doubles: fixed (the symbolizer's tables
+// and decoded units, the renderer's model) plus what the parsed dumps
+// take, a share of each file's size. A dump parsed as a profile takes
+// about its size in heap; as a heapprof.Dump, 0.4 of it (bench/heapprof's
+// o2: 6.1 of 14.9 MB), counted as half. Measured on bench/heapprof's
+// shapes: GOGC=100 let the heap reach twice the ~30 MB live while
+// symbolizing (peak RSS 76-80 MB); with 36 MiB plus the size for a profile
+// 65-70 MB for the same CPU time. For a Dump (o2, o2-12cu), the limit at
+// 32, 36, 40 MiB and 51 (36 plus the size) gave 57, 60, 64, 73 MB of peak
+// RSS for 0.22, 0.20, 0.21, 0.19 s of CPU; 32 plus half the size (39 MiB)
+// is taken. A smaller limit costs CPU, on a small dump most (16 MiB plus
+// twice the size: 38 collections instead of 7 on o2-sparse). Other formats
+// (pprof protobuf, gzipped: their parsed size is not the file's) keep Go's
+// default, and so does a GOGC or GOMEMLIMIT set in the environment.
+func tuneGC(fixed int64, files ...heapFile) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	var size int64
+	limit := fixed
 	for _, file := range files {
-		if file == "" {
+		if file.path == "" {
 			continue
 		}
-		f, err := os.Open(file)
+		f, err := os.Open(file.path)
 		if err != nil {
 			return
 		}
@@ -255,10 +280,17 @@ func tuneGC(files ...string) {
 		if err != nil || serr != nil || string(head) != "heap_v2/" {
 			return
 		}
-		size += st.Size()
+		limit += st.Size() / file.div
 	}
-	debug.SetMemoryLimit(36<<20 + size)
+	debug.SetMemoryLimit(limit)
 	debug.SetGCPercent(-1)
+}
+
+// heapFile is a dump file for tuneGC and what of its size its parse
+// takes in heap: 1/div.
+type heapFile struct {
+	path string
+	div  int64
 }
 
 // loadProfile parses file and symbolizes it with sym; parsed is called in
@@ -274,14 +306,36 @@ func loadProfile(ctx context.Context, file string, sym heapprof.Symbolizer, pars
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	// What the prefetch has not started by now, Symbolize does itself.
 	parsed()
-	if !p.HasFunctions() {
-		if err := sym.Symbolize(ctx, p); err != nil {
-			return nil, fmt.Errorf("symbolize %s: %w", file, err)
-		}
+	return p, symbolize(ctx, file, p, sym)
+}
+
+// loadDump is loadProfile for the renderers: heapprof.ParseDump.
+func loadDump(ctx context.Context, file string, sym heapprof.Symbolizer, parsed func()) (*heapprof.Dump, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
 	}
-	return p, nil
+	defer f.Close()
+	d, err := heapprof.ParseDump(ctx, f, heapprof.MaxProfileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	parsed()
+	return d, symbolize(ctx, file, d.Profile(), sym)
+}
+
+// symbolize symbolizes the profile parsed from file unless it came
+// symbolized. What the prefetch has not started by now, Symbolize does
+// itself.
+func symbolize(ctx context.Context, file string, p *profile.Profile, sym heapprof.Symbolizer) error {
+	if p.HasFunctions() {
+		return nil
+	}
+	if err := sym.Symbolize(ctx, p); err != nil {
+		return fmt.Errorf("symbolize %s: %w", file, err)
+	}
+	return nil
 }
 
 type stringList []string
