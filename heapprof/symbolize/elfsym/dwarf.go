@@ -15,10 +15,13 @@ import (
 // dwarfIndex answers addr2line's questions from one image's DWARF. Units
 // are decoded lazily, only those whose ranges hold a looked-up address.
 type dwarfIndex struct {
-	d     *dwarf.Data
-	raw   *rawDWARF // mapped sections for the fast scanner; nil to use debug/dwarf
-	cus   []cuRange // sorted by low
-	units map[dwarf.Offset]*unitInfo
+	d   *dwarf.Data
+	raw *rawDWARF // mapped sections for the fast scanner; nil to use debug/dwarf
+	cus []cuRange // sorted by low
+	// maxHigh[i] is the largest high of cus[:i+1]: a search for the units
+	// holding addr stops at the first i with maxHigh[i] <= addr.
+	maxHigh []uint64
+	units   map[dwarf.Offset]*unitInfo
 	// pre holds the units Prefetch decodes ahead, with the addresses they
 	// are decoded for, until inBatches answers them.
 	pre map[dwarf.Offset]*preUnit
@@ -132,6 +135,12 @@ func newDwarfIndex(d *dwarf.Data, raw *rawDWARF, aranges []byte) (*dwarfIndex, e
 		}
 	}
 	sort.Slice(x.cus, func(i, j int) bool { return x.cus[i].low < x.cus[j].low })
+	x.maxHigh = make([]uint64, len(x.cus))
+	var m uint64
+	for i, c := range x.cus {
+		m = max(m, c.high)
+		x.maxHigh[i] = m
+	}
 	return x, nil
 }
 
@@ -323,7 +332,11 @@ func unitRanges(d *dwarf.Data) ([]cuRange, error) {
 // first. ok is false when no unit's ranges contain addr.
 func (x *dwarfIndex) firstUnit(addr uint64) (off dwarf.Offset, ok bool) {
 	i := sort.Search(len(x.cus), func(i int) bool { return x.cus[i].low > addr })
+	early := len(x.maxHigh) == len(x.cus)
 	for j := i - 1; j >= 0 && i-j <= 65; j-- {
+		if early && x.maxHigh[j] <= addr {
+			break // no unit from j down holds addr
+		}
 		if c := x.cus[j]; addr >= c.low && addr < c.high && (!ok || c.off < off) {
 			off, ok = c.off, true
 		}
@@ -335,7 +348,11 @@ func (x *dwarfIndex) firstUnit(addr uint64) (off dwarf.Offset, ok bool) {
 func (x *dwarfIndex) unitsFor(addr uint64) []dwarf.Offset {
 	i := sort.Search(len(x.cus), func(i int) bool { return x.cus[i].low > addr })
 	var offs []dwarf.Offset
+	early := len(x.maxHigh) == len(x.cus)
 	for j := i - 1; j >= 0; j-- {
+		if early && x.maxHigh[j] <= addr {
+			break // no unit from j down holds addr
+		}
 		c := x.cus[j]
 		if addr >= c.low && addr < c.high {
 			offs = append(offs, c.off)

@@ -215,7 +215,18 @@ func (r *reader) fixed(n int) uint64 {
 	return v
 }
 
+// uleb reads an unsigned LEB128 number; most are one byte, read inline.
 func (r *reader) uleb() uint64 {
+	if r.off < len(r.b) && r.err == nil {
+		if c := r.b[r.off]; c < 0x80 {
+			r.off++
+			return uint64(c)
+		}
+	}
+	return r.ulebLong()
+}
+
+func (r *reader) ulebLong() uint64 {
 	var v uint64
 	var shift uint
 	for {
@@ -233,7 +244,18 @@ func (r *reader) uleb() uint64 {
 	}
 }
 
+// sleb reads a signed LEB128 number, a one-byte one inline.
 func (r *reader) sleb() int64 {
+	if r.off < len(r.b) && r.err == nil {
+		if c := r.b[r.off]; c < 0x80 {
+			r.off++
+			return int64(int8(c<<1)) >> 1 // bit 6 is the sign
+		}
+	}
+	return r.slebLong()
+}
+
+func (r *reader) slebLong() int64 {
 	var v int64
 	var shift uint
 	var c byte

@@ -255,11 +255,350 @@ func (p *lineProgram) readFileEntry(r *reader) (done bool, err error) {
 // decode runs the program and fills u.files and u.seqs the way readLinesGo
 // does from debug/dwarf's rows: of rows at one address only the last is
 // kept, and with want (sorted addresses) set, sequences holding none of
-// them are dropped.
+// them are dropped and of the others only the rows rowsFor keeps.
 //
-// pool, when not nil, recycles the buffer a sequence is decoded into (the
-// main .text sequence of a unit can hold 100,000 rows).
+// With want set, decodeWanted keeps those rows as they are decoded; a
+// table it does not handle that way (rows out of order, a sequence without
+// an end row, an error) is decoded again by decodeRows, from scratch.
+// pool, when not nil, recycles decodeRows's buffer.
 func (p *lineProgram) decode(u *unitInfo, want []uint64, pool *sync.Pool) error {
+	if want != nil {
+		nFiles, nSeqs := len(p.files), len(u.seqs)
+		if p.decodeWanted(u, want) {
+			return nil
+		}
+		p.files, p.hasFile = p.files[:nFiles], p.hasFile[:nFiles]
+		clear(u.seqs[nSeqs:])
+		u.seqs = u.seqs[:nSeqs]
+	}
+	return p.decodeRows(u, want, pool)
+}
+
+// decodeWanted is decodeRows for want set, without materializing a
+// sequence's rows: rowsFor's selection is made while the rows go by (see
+// rowPicker). The opcodes are read from locals, not through a reader: a
+// unit's table holds hundreds of thousands of them. It reports false,
+// leaving u and p to be reset, where decodeRows must decide (see decode).
+func (p *lineProgram) decodeWanted(u *unitInfo, want []uint64) bool {
+	if p.maxOps != 1 {
+		return false // VLIW operation indices: decodeRows
+	}
+	dwarf5 := p.version >= 5 && len(p.files) > 0
+	u.files = append(u.files[:0], p.files...)
+	var (
+		b           = p.prog
+		off         int
+		addr        uint64
+		file, line  = 1, 1
+		fileChanged bool
+		pk          = rowPicker{want: want}
+		spans       []int // per kept sequence: its end in pk.kept
+		nSeqs       = len(u.seqs)
+		minInst     = p.minInstLen
+		opBase      = p.opcodeBase
+		constAdd    = minInst * uint64((255-p.opcodeBase)/p.lineRange) // DW_LNS_const_add_pc's advance
+		step        uint64
+		fiRaw       = p.fileIndex(1) // file's index, before decodeRows's DWARF 5 rule
+		// A special opcode's address advance and line increment, worked
+		// out once rather than divided out for every row.
+		special [256]struct {
+			step  uint64
+			dLine int
+		}
+	)
+	for op := opBase; op < len(special); op++ {
+		adj := op - opBase
+		special[op].step, special[op].dLine = minInst*uint64(adj/p.lineRange), p.lineBase+adj%p.lineRange
+	}
+	pk.next = ^uint64(0)
+	for off < len(b) {
+		op := int(b[off])
+		off++
+		end := false
+		if op >= opBase {
+			sp := &special[op]
+			step = sp.step
+			line += sp.dLine
+		} else {
+			switch op {
+			case 0: // extended
+				r := reader{b: b, off: off}
+				sz := r.uleb()
+				start := r.off
+				if r.err != nil || sz == 0 || sz > uint64(len(b)-start) {
+					return false
+				}
+				switch r.u8() {
+				case 1: // DW_LNE_end_sequence
+					end = true
+				case 2: // DW_LNE_set_address
+					switch p.addrSize {
+					case 1, 2, 4, 8:
+						addr = r.fixed(p.addrSize)
+					default:
+						return false
+					}
+				case 3: // DW_LNE_define_file
+					done, err := p.readFileEntry(&r)
+					if err != nil || done {
+						return false
+					}
+					u.files = append(u.files, p.files[len(p.files)-1])
+					fiRaw = p.fileIndex(file)
+				}
+				if r.err != nil {
+					return false
+				}
+				off = start + int(sz)
+				if !end {
+					continue
+				}
+				step = 0
+			case 1: // DW_LNS_copy
+				step = 0
+			case 2: // DW_LNS_advance_pc
+				if off < len(b) && b[off] < 0x80 {
+					step = uint64(b[off])
+					off++
+				} else {
+					step, off = ulebAtLong(b, off)
+				}
+				addr += minInst * step
+				continue
+			case 3: // DW_LNS_advance_line
+				if off < len(b) && b[off] < 0x80 {
+					line += int(int8(b[off]<<1) >> 1) // bit 6 is the sign
+					off++
+				} else {
+					var d int64
+					d, off = slebAtLong(b, off)
+					line += int(d)
+				}
+				continue
+			case 4: // DW_LNS_set_file
+				if off < len(b) && b[off] < 0x80 {
+					file = int(b[off])
+					off++
+				} else {
+					step, off = ulebAtLong(b, off)
+					file = int(step)
+				}
+				fiRaw = p.fileIndex(file)
+				continue
+			case 5: // DW_LNS_set_column
+				if off < len(b) && b[off] < 0x80 {
+					off++
+				} else {
+					_, off = ulebAtLong(b, off)
+				}
+				continue
+			case 6, 7, 10, 11: // negate_stmt, basic_block, prologue_end, epilogue_begin
+				continue
+			case 8: // DW_LNS_const_add_pc
+				addr += constAdd
+				continue
+			case 9: // DW_LNS_fixed_advance_pc
+				if off+2 > len(b) {
+					return false
+				}
+				addr += uint64(b[off]) | uint64(b[off+1])<<8
+				off += 2
+				continue
+			default:
+				for range p.opLengths[op] {
+					_, off = ulebAt(b, off)
+				}
+				continue
+			}
+		}
+		// A row (decodeRows's emit), after a special opcode's advance.
+		addr += step
+		fi := fiRaw
+		if fi != 1 {
+			fileChanged = true
+		} else if dwarf5 && !fileChanged {
+			fi = 0
+		}
+		row := lineRow{addr: addr, file: fi, line: int32(line), end: end}
+		switch {
+		case !pk.pending:
+			pk.cur, pk.pending = row, true
+		case pk.cur.addr == row.addr && pk.cur.end == row.end:
+			pk.cur = row // replaces the row at its address
+		case pk.n > 0 && pk.cur.addr >= pk.prev.addr && pk.cur.addr <= pk.next:
+			// final's work when cur passes no wanted address.
+			pk.prev, pk.cur = pk.cur, row
+			pk.n++
+		default:
+			if !pk.add(row) {
+				return false
+			}
+		}
+		if end {
+			// decodeRows's endSequence.
+			if !pk.final() {
+				return false
+			}
+			if low, ok := pk.endSeq(); ok {
+				u.seqs = append(u.seqs, lineSeq{low: low})
+				spans = append(spans, len(pk.kept))
+			}
+			addr, file, line, fileChanged = 0, 1, 1, false
+			fiRaw = p.fileIndex(1)
+		}
+	}
+	if off > len(b) || pk.pending {
+		return false // truncated, or a sequence without an end row
+	}
+	kept := slices.Clip(pk.kept)
+	start := 0
+	for i, e := range spans {
+		u.seqs[nSeqs+i].rows = kept[start:e:e]
+		start = e
+	}
+	return true
+}
+
+// rowPicker makes rowsFor's selection from a sequence's rows as they are
+// decoded: a cursor into want marks the first wanted address no row has
+// passed yet; the row that passes it and the one before are kept.
+type rowPicker struct {
+	want     []uint64
+	kept     []lineRow // the rows kept, of every sequence, back to back
+	seqStart int       // where the current sequence's rows start in kept
+	pending  bool      // cur holds a row of the current sequence
+	cur      lineRow   // the last row, which a later row at its address replaces
+	prev     lineRow   // the final row before cur
+	n        int       // the sequence's final rows
+	i0, wi   int       // the cursor at the sequence's start, and now
+	next     uint64    // want[wi], or the largest address past want's end
+	lastKept int       // the index of the sequence's last kept row
+}
+
+// add takes the next row of the sequence; false if rows go backwards.
+func (pk *rowPicker) add(row lineRow) bool {
+	if pk.pending {
+		if pk.cur.addr == row.addr && pk.cur.end == row.end {
+			pk.cur = row
+			return true
+		}
+		if !pk.final() {
+			return false
+		}
+	}
+	pk.cur, pk.pending = row, true
+	return true
+}
+
+// final makes cur the sequence's next row.
+func (pk *rowPicker) final() bool {
+	cur := pk.cur
+	if pk.n == 0 {
+		pk.i0, _ = slices.BinarySearch(pk.want, cur.addr)
+		pk.wi, pk.lastKept = pk.i0, 0
+		pk.kept = append(pk.kept, cur)
+	} else {
+		if cur.addr < pk.prev.addr {
+			return false
+		}
+		for pk.wi < len(pk.want) && pk.want[pk.wi] < cur.addr {
+			// prev is the last row at or before want[wi], cur the next.
+			if pk.n-1 > pk.lastKept {
+				pk.kept = append(pk.kept, pk.prev)
+			}
+			if pk.n > pk.lastKept {
+				pk.kept = append(pk.kept, cur)
+				pk.lastKept = pk.n
+			}
+			pk.wi++
+		}
+	}
+	pk.next = ^uint64(0)
+	if pk.wi < len(pk.want) {
+		pk.next = pk.want[pk.wi]
+	}
+	pk.prev = cur
+	pk.n++
+	pk.pending = false
+	return true
+}
+
+// fileIndex is the row's file index for file (decodeRows's fileIndex
+// before its DWARF 5 rule): -1 where no file has that number.
+func (p *lineProgram) fileIndex(file int) int32 {
+	if file >= 0 && file < len(p.files) && p.hasFile[file] {
+		return int32(file)
+	}
+	return -1
+}
+
+// endSeq ends the sequence after its end row: ok if a row passed a wanted
+// address (the sequence holds one), its rows then ending kept; low is its
+// first row's address.
+func (pk *rowPicker) endSeq() (low uint64, ok bool) {
+	if pk.wi > pk.i0 {
+		if pk.n-1 > pk.lastKept {
+			pk.kept = append(pk.kept, pk.prev)
+		}
+		low, ok = pk.kept[pk.seqStart].addr, true
+		pk.seqStart = len(pk.kept)
+	} else {
+		pk.kept = pk.kept[:pk.seqStart]
+	}
+	pk.n = 0
+	return low, ok
+}
+
+// ulebAt reads an unsigned LEB128 number at off; the offset after it is
+// past len(b) when it is truncated. decodeWanted reads one-byte numbers
+// inline and calls ulebAtLong for the others.
+func ulebAt(b []byte, off int) (uint64, int) {
+	if off < len(b) && b[off] < 0x80 {
+		return uint64(b[off]), off + 1
+	}
+	return ulebAtLong(b, off)
+}
+
+func ulebAtLong(b []byte, off int) (uint64, int) {
+	var v uint64
+	var shift uint
+	for ; off < len(b); off++ {
+		c := b[off]
+		if shift < 64 {
+			v |= uint64(c&0x7f) << shift
+		}
+		shift += 7
+		if c&0x80 == 0 {
+			return v, off + 1
+		}
+	}
+	return 0, len(b) + 1
+}
+
+// slebAtLong reads a signed LEB128 number like ulebAtLong.
+func slebAtLong(b []byte, off int) (int64, int) {
+	var v int64
+	var shift uint
+	for ; off < len(b); off++ {
+		c := b[off]
+		if shift < 64 {
+			v |= int64(c&0x7f) << shift
+		}
+		shift += 7
+		if c&0x80 == 0 {
+			if shift < 64 && c&0x40 != 0 {
+				v |= -1 << shift
+			}
+			return v, off + 1
+		}
+	}
+	return 0, len(b) + 1
+}
+
+// decodeRows decodes every row of a sequence into a buffer, then keeps
+// the sequence (all of it, or with want set the rows rowsFor picks) or
+// drops it.
+func (p *lineProgram) decodeRows(u *unitInfo, want []uint64, pool *sync.Pool) error {
 	// BFD 2.40 starts every sequence of a DWARF 5 table with file 0; see
 	// readLinesGo.
 	dwarf5 := p.version >= 5 && len(p.files) > 0

@@ -3,6 +3,7 @@ package elfsym
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -100,4 +101,88 @@ func diffSeqs(got, want []lineSeq) string {
 		}
 	}
 	return ""
+}
+
+// TestDecodeWanted expects decodeWanted, which picks the rows a set of
+// addresses needs while decoding, to give exactly the files and sequences
+// of decodeRows with the same addresses, on every unit of the test
+// programs: sampled PCs, none of them, and every row's address.
+func TestDecodeWanted(t *testing.T) {
+	fxs := getFixtures(t)
+	for _, tc := range []struct{ name, path string }{
+		{"O0-pie", fxs[0].binary},
+		{"O2-pie", fxs[1].binary},
+		{"O2-dwarf4", dwarf4Binary(t)},
+		{"lib", fxs[0].lib},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := openObject(tc.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.dw == nil || o.dw.raw == nil {
+				t.Fatalf("%s: no mapped DWARF", tc.path)
+			}
+			pcs := samplePCs(t, tc.path, false, 500)
+			fast := 0
+			for off := 0; off < o.dw.raw.info.len(); {
+				h, err := o.dw.raw.parseHeader(off)
+				if err != nil {
+					t.Fatalf("unit at %#x: %v", off, err)
+				}
+				off = h.end
+				ue, err := o.dw.raw.readUnitEntry(h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ue.stmtList < 0 {
+					continue
+				}
+				prog := func() *lineProgram {
+					p, err := parseLineProgram(o.dw.raw.line, uint64(ue.stmtList), ue.compDir, h.addrSize, o.dw.raw.str, o.dw.raw.lineStr)
+					if err != nil {
+						t.Fatalf("unit at %#x: %v", h.start, err)
+					}
+					return p
+				}
+				var all unitInfo
+				if err := prog().decodeRows(&all, nil, nil); err != nil {
+					t.Fatal(err)
+				}
+				var every []uint64
+				for _, s := range all.seqs {
+					for _, r := range s.rows {
+						every = append(every, r.addr)
+					}
+				}
+				slices.Sort(every)
+				for _, want := range [][]uint64{pcs, {}, every} {
+					var got, ref unitInfo
+					if prog().decodeWanted(&got, want) {
+						fast++
+					} else if err := prog().decode(&got, want, nil); err != nil {
+						t.Fatal(err)
+					}
+					if err := prog().decodeRows(&ref, want, nil); err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(got.files, ref.files) {
+						t.Errorf("unit at %#x: files\n got %q\nwant %q", h.start, got.files, ref.files)
+					}
+					if d := diffSeqs(got.seqs, ref.seqs); d != "" {
+						t.Errorf("unit at %#x, %d addresses: %s", h.start, len(want), d)
+						for i := range got.seqs {
+							if i < len(ref.seqs) && !reflect.DeepEqual(got.seqs[i], ref.seqs[i]) {
+								t.Logf("got  %v\nwant %v", got.seqs[i].rows, ref.seqs[i].rows)
+								break
+							}
+						}
+					}
+				}
+			}
+			if fast == 0 {
+				t.Errorf("%s: decodeWanted decoded no unit", tc.path)
+			}
+		})
+	}
 }
