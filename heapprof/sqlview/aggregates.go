@@ -219,13 +219,6 @@ func (a *exactAgg) Type() sql.Type {
 	return types.MustCreateDecimalType(uint8(min(p, maxDecimalPrecision)), uint8(s))
 }
 
-func (a *exactAgg) scale() int32 {
-	if dt, ok := a.Type().(sql.DecimalType); ok {
-		return int32(dt.Scale())
-	}
-	return 0
-}
-
 // kind is the argument's numKind, or an error naming the type.
 func (a *exactAgg) kind() (numKind, error) {
 	t := a.child.Type()
@@ -316,7 +309,10 @@ func (a *exactAgg) result(k numKind, n int64, sum decimal.Decimal, fsum float64)
 	case k == numDouble:
 		return fsum
 	case a.avg:
-		return sum.DivRound(decimal.NewFromInt(n), a.scale())
+		// MariaDB's decimal_div of the sum by the count, every digit kept
+		// (the shown scale rounds at the end, as for x / y).
+		q, _ := mariaDiv(sum, decimal.NewFromInt(n), fracDigitsOf(sum, a.child.Type()), 0, divPrecisionIncrement)
+		return q
 	}
 	return sum
 }

@@ -364,6 +364,10 @@ func dialectExpr(e sql.Expression) (sql.Expression, transform.TreeIdentity, erro
 		if signedInt(e.LeftChild.Type()) && signedInt(e.RightChild.Type()) {
 			return &intMod{Mod: e}, transform.NewTree, nil
 		}
+		if types.IsFloat(e.LeftChild.Type()) || types.IsFloat(e.RightChild.Type()) {
+			// % of a DOUBLE is a DOUBLE (go-mysql-server: DECIMAL).
+			return &floatMod{Mod: e}, transform.NewTree, nil
+		}
 	case *function.DateAdd:
 		return newDateOffset(e.Date, e.Interval, false), transform.NewTree, nil
 	case *function.DateSub:

@@ -64,6 +64,9 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 		AddPreAnalyzeRule(ruleDialect, dialectRule).
 		// SUM and AVG columns typed as the aggregates are (aggregates.go).
 		AddPreAnalyzeRule(ruleAggTypes, aggTypesRule).
+		// Decimal division as MariaDB computes it, once SUM and AVG
+		// columns have their types (division.go).
+		AddPreAnalyzeRule(ruleDivision, divisionRule).
 		// @@GLOBAL.x of the variables a session starts with, reported
 		// session values (session.go).
 		AddPreAnalyzeRule(ruleReads, readsRule).
@@ -562,6 +565,9 @@ func (e *Engine) preparedColumns(sctx *sql.Context, node sql.Node) ([]Column, er
 		return nil, err
 	}
 	if n, _, err = aggTypesRule(sctx, nil, n, nil, nil, nil); err != nil {
+		return nil, err
+	}
+	if n, _, err = divisionNode(n); err != nil {
 		return nil, err
 	}
 	if hasHidden(n.Schema()) {

@@ -283,6 +283,17 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 		if f, ok := e.(sql.FunctionExpression); ok && strings.EqualFold(f.FunctionName(), "unix_timestamp") {
 			return &colMeta{typ: mysqlTypeLongLong, length: unixTimestampDigits}
 		}
+		if d, ok := e.(*exactIntDiv); ok {
+			// Item_func_int_div of a DECIMAL: x's integer digits, INT
+			// when they fit in 9.
+			if p, s, ok := decimalPS(d.LeftChild, child); ok {
+				n := max(p-s, 1)
+				if n <= int32DecimalDigitsLE-1 {
+					return &colMeta{typ: mysqlTypeLong, length: uint32(n)}
+				}
+				return &colMeta{typ: mysqlTypeLongLong, length: uint32(n)}
+			}
+		}
 		if n, ok := numLength(e, child); ok {
 			mt, _ := sqltypes.TypeToMySQL(t.Type())
 			if _, div := e.(*expression.IntDiv); div && n <= int32DecimalDigitsLE-1 {
@@ -350,10 +361,14 @@ func decimalPS(e sql.Expression, child sql.Node) (p, s int, ok bool) {
 			return decimalPS(pe, c)
 		}
 	case *expression.Div:
-		p1, s1, ok1 := decimalPS(x.LeftChild, child)
-		_, s2, ok2 := decimalPS(x.RightChild, child)
-		return min(p1+s2+divPrecisionIncrement, maxDecimalPrecision), min(s1+divPrecisionIncrement, maxDecimalScale), ok1 && ok2
+		return divPS(x, child)
+	case *exactDiv:
+		return divPS(x.Div, child)
+	case *shownDecimal:
+		return decimalPS(x.child, child)
 	case *checkedArith:
+		return arithPS(x.Arithmetic, child)
+	case *exactArith:
 		return arithPS(x.Arithmetic, child)
 	case *expression.Arithmetic:
 		return arithPS(x, child)
@@ -396,7 +411,9 @@ func decimalPS(e sql.Expression, child sql.Node) (p, s int, ok bool) {
 		return int(dt.Precision()), int(dt.Scale()), true
 	case types.IsInteger(t):
 		if n, ok := numLength(e, child); ok {
-			if !types.IsUnsigned(t) {
+			// A column's length has a sign's place; a literal's only
+			// when it is negative (1000 has 4 digits).
+			if lit, isLit := e.(*expression.Literal); !types.IsUnsigned(t) && (!isLit || strings.HasPrefix(lit.String(), "-")) {
 				n--
 			}
 			return int(max(n, 1)), 0, true
@@ -407,6 +424,13 @@ func decimalPS(e sql.Expression, child sql.Node) (p, s int, ok bool) {
 		return p, s, true
 	}
 	return 0, 0, false
+}
+
+// divPS: x / y has x's digits, y's scale and 4 more.
+func divPS(x *expression.Div, child sql.Node) (int, int, bool) {
+	p1, s1, ok1 := decimalPS(x.LeftChild, child)
+	_, s2, ok2 := decimalPS(x.RightChild, child)
+	return min(p1+s2+divPrecisionIncrement, maxDecimalPrecision), min(s1+divPrecisionIncrement, maxDecimalScale), ok1 && ok2
 }
 
 // arithPS: + and - keep the longer integer part and the larger scale and

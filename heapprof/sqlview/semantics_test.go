@@ -474,3 +474,89 @@ func TestPreparedColumnsAreExecuteColumns(t *testing.T) {
 		})
 	}
 }
+
+// Decimal division keeps MariaDB's internal digits (division.go): the
+// quotient shows 4 more digits than the dividend but ROUND, TRUNCATE,
+// + - *, CAST, FORMAT, SUM, AVG, DIV and further divisions read its
+// 9-digit words (ROUND(1000/1048576, 6) is 0.000954, not 0.001000);
+// comparisons (=, <, IN of one value), text and GROUP BY keys read the
+// shown value; BETWEEN, CASE x WHEN and IN of several compare every
+// digit. Rows, types and column definitions as MariaDB's.
+func TestDecimalDivisionMatchesMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newTestEngine(t, fixture())
+	if _, err := e.Query(ctx, s, "USE heapprof"); err != nil {
+		t.Fatal(err)
+	}
+	r := refConn(t)
+	// types: compare the driver's column types; defs: MariaDB's column
+	// definitions too (false where FORMAT's type, CONCAT's length, a
+	// UNION's columns, DOUBLE functions' lengths, ABS/IF/-x, % or scalar
+	// subqueries of a DECIMAL differ, apart from division).
+	queries := []struct {
+		query       string
+		types, defs bool
+	}{
+		{"SELECT 1000/1048576, ROUND(1000/1048576, 6), 1000/1048576*1000, (1000/1048576)*1048576, CAST(1000/1048576 AS DECIMAL(30,20))", true, true},
+		{"SELECT ROUND(1000/1048576, 10), ROUND(1000/1048576, 4), ROUND(1/3, 20), TRUNCATE(1/3, 12), ROUND(-1000/1048576, 6), TRUNCATE(1000/1048576, 7), FORMAT(1000/1048576, 6)", false, false},
+		{"SELECT 1/3, 1/3*3, 1/3/3, 1/3/3*9, 1.5/3.25, (1/3)*1.000, 2/3 + 2/3, CAST(1/3 AS DECIMAL(30,20)), CAST(1.5/7 AS DECIMAL(40,30))", true, true},
+		{"SELECT 1.123456789012/7, CAST(1.123456789012/7 AS DECIMAL(40,30)), 10/0.3, CAST(10/0.3 AS DECIMAL(40,30)), 1/0.333333333333, CAST(1/0.333333333333 AS DECIMAL(40,30))", true, true},
+		{"SELECT (1/3 + 1)/3, (1/3 + 1)*3, 1/3 - 1/3, (1/7)/(1/7), 1/(1/3), 1.000000000001/3, 22/7/7/7/7/7/7/7", true, true},
+		{"SELECT SQRT(1/3), FLOOR(1000/1048576*1000), CEIL(1000/1048576*1000), 1/3 * 1.0e0, CAST(1/3 AS DOUBLE), ABS(-1/3) * 3, -(1/3) * 3, IF(1, 1/3, 0) * 3, GREATEST(1000/1048576, 0.0009536), LEAST(1/3, 0.3333333)", true, false},
+		{"SELECT short_name, flat_bytes/1048576, ROUND(flat_bytes/1048576, 6), ROUND(flat_bytes/1048576, 2), flat_bytes/1048576*1000, CAST(flat_bytes/1048576 AS DECIMAL(20,8)), FORMAT(flat_bytes/1048576, 6) FROM functions ORDER BY snapshot_id, short_name", false, false},
+		{"SELECT id, total_bytes/1024/1024, ROUND(total_bytes/1024/1024, 6), ROUND(total_bytes/total_objects, 6), CAST(total_bytes/1024/1024 AS DECIMAL(30,20)), taken_at/2, ROUND(taken_at/7, 12) FROM snapshots ORDER BY id", true, true},
+		// SUM and AVG add every digit; AVG divides as / does.
+		{"SELECT snapshot_id, SUM(flat_bytes/3), AVG(flat_bytes/7), SUM(flat_bytes)/1048576, ROUND(SUM(flat_bytes)/1048576, 6), ROUND(SUM(flat_bytes/1048576), 6) FROM functions GROUP BY snapshot_id ORDER BY snapshot_id", true, true},
+		{"SELECT SUM(x/3), AVG(x/7), SUM(x)/7, AVG(x)/7, ROUND(AVG(x), 9) FROM (SELECT 1 AS x UNION ALL SELECT 2 UNION ALL SELECT 1000) t", true, false},
+		// Comparisons read the shown value.
+		{"SELECT 1000/1048576 = 0.0010, 1000/1048576 = 0.000953674, 1/3 = 0.3333, 1/3 = 0.333333333, 1/3 > 0.33333, 1/3 < 0.333333334, (1/3)*3 = 1, 1/3 <=> 0.3333, 1/3 <> 0.3333", true, true},
+		{"SELECT 1/3 IN (0.3333), 1/3 IN (0.333333333), 1/3 IN (0.3333, 5), 1/3 IN (0.333333333, 5), 0.3333 IN (1/3, 5), 1000/1048576 IN (0.000953674)", true, true},
+		{"SELECT 1/3 BETWEEN 0.33331 AND 0.4, 0.3333 BETWEEN 1/3 AND 1, 1/100000 AND 1, IF(1/100000, 'y', 'n'), 1/3 LIKE '0.3333', CONCAT(1/3), CONCAT(1000/1048576)", true, false},
+		{"SELECT flat_bytes, flat_bytes/1048576 = 0.000953674, flat_bytes/1048576 = 0.0010, flat_bytes/1048576 < 0.000953675 FROM functions WHERE flat_bytes = 1000", true, true},
+		{"SELECT COUNT(*) FROM functions WHERE flat_bytes/1048576 < 0.001", true, true},
+		{"SELECT id, ROUND(total_bytes/total_objects, 6) FROM snapshots WHERE total_bytes/total_objects > 104857.6 ORDER BY total_bytes/total_objects DESC, id", true, true},
+		{"SELECT snapshot_id, ROUND(SUM(flat_bytes)/SUM(cum_bytes), 9) FROM functions GROUP BY snapshot_id HAVING SUM(flat_bytes)/SUM(cum_bytes) > 0.4 ORDER BY 1", true, true},
+		// GROUP BY keys are the shown values; derived tables MariaDB merges
+		// keep every digit, those it materializes the shown ones.
+		{"SELECT flat_bytes/1048576 g, COUNT(*) FROM functions GROUP BY g ORDER BY g", true, true},
+		{"SELECT a*3, CONCAT(a), a = 0.3333, ROUND(a, 9) FROM (SELECT flat_bytes/3 a FROM functions) t ORDER BY a LIMIT 3", true, false},
+		{"WITH t AS (SELECT flat_bytes/3 a FROM functions WHERE flat_bytes = 1) SELECT a*3, ROUND(a, 9) FROM t", true, true},
+		{"SELECT a*3, ROUND(a, 9) FROM (SELECT SUM(flat_bytes)/3 a FROM functions WHERE flat_bytes = 1) t", true, true},
+		{"SELECT a*3, ROUND(a, 9) FROM (SELECT 1/3 a) t", true, true},
+		{"SELECT (SELECT 1/3)*3, ROUND((SELECT flat_bytes/3 FROM functions WHERE flat_bytes = 1), 9)", true, false},
+		// DIV truncates the exact quotient; % of decimals and of a DOUBLE.
+		{"SELECT 7 DIV 2, -7 DIV 2, 7.5 DIV 2, -7.5 DIV 2, 0.999 DIV 1, -0.999 DIV 1, 2.995 DIV 1, 1000/1048576*1048.576 DIV 1, 1000/1048576*1000000 DIV 1, 9.9999 DIV 0.1, 10 DIV 0.3", true, true},
+		{"SELECT 7.5 % 2, -7.5 % 2, 7.5 % -2, 7.25 % 0.5, MOD(10.123, 3), 10 % 3.3, 1000/1048576 % 0.0001, 7.5e0 % 2", true, false},
+		{"SELECT 99999999999999999999.5 DIV 1", true, true},
+		// x/0 is NULL with warning 1365.
+		{"SELECT 1/0, 1.5/0, 7 DIV 0, 7.5 DIV 0, 7.5 % 0, MOD(7.5, 0)", true, true},
+	}
+	for _, tt := range queries {
+		t.Run(tt.query, func(t *testing.T) { matchMariaDB(t, ctx, e, s, r, tt.query, false, tt.types) })
+	}
+	t.Run("warning 1365", func(t *testing.T) {
+		for _, q := range []string{"SELECT 1000/0, 1.5/0", "SHOW WARNINGS"} {
+			matchMariaDB(t, ctx, e, s, r, q, false, false)
+		}
+	})
+	t.Run("column definitions", func(t *testing.T) {
+		ref := newRefFields(t)
+		for _, tt := range queries {
+			q := tt.query
+			if !tt.defs || strings.Contains(q, "99999999999999999999.5") {
+				continue
+			}
+			got, err := engineDefs(ctx, e, s, q)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			fs, err := ref.fields(q)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			if want := refDefs(fs); !slices.Equal(got, want) {
+				t.Errorf("%s:\nengine  %v\nMariaDB %v", q, got, want)
+			}
+		}
+	})
+}

@@ -1,0 +1,559 @@
+package sqlview
+
+// Decimal division as MariaDB computes it (Item_func_div, decimal_div in
+// strings/decimal.c). The quotient of exact numbers is a DECIMAL shown
+// with div_precision_increment (4) more fraction digits than the
+// dividend's, but it is computed, and read by every numeric consumer
+// (ROUND, TRUNCATE, + - *, CAST, SUM, AVG, FORMAT, another division),
+// with the dividend's and divisor's fraction digits rounded up to whole
+// 9-digit words plus the increment, again in whole words, truncated:
+// 1000/1048576 shows 0.0010 but is 0.000953674, so
+// ROUND(1000/1048576, 6) is 0.000954. Only where MariaDB reads the value
+// as text (CONCAT, LIKE, string functions: val_str) or compares it
+// (=, <, IN, BETWEEN, CASE x WHEN: Arg_comparator rounds each DECIMAL
+// operand to its own scale) is it rounded to the shown digits first.
+// go-mysql-server rounds the quotient to the shown digits at once unless
+// another arithmetic operator reads it.
+//
+// divisionRule, after aggTypesRule has typed the columns reading SUM and
+// AVG, replaces decimal / by exactDiv, decimal + - * by exactArith
+// (go-mysql-server's Arithmetic rounds its result to the shown digits)
+// and DIV by exactIntDiv, and gives comparisons, text readers and
+// MariaDB's temporary tables (GROUP BY keys, DISTINCT, materialized
+// derived tables) the shown value through shownDecimal.
+
+import (
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
+	"github.com/shopspring/decimal"
+)
+
+// ruleDivision is divisionRule's id, apart from guard.go's ids.
+const ruleDivision analyzer.RuleId = 100110
+
+// divisionRule rewrites n, its subqueries included (division.go's doc).
+func divisionRule(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	return divisionNode(n)
+}
+
+func divisionNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+	n, same, err := transform.NodeExprsWithOpaque(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		id := transform.SameTree
+		if sq, ok := e.(*plan.Subquery); ok {
+			q, sameQ, err := divisionNode(sq.Query)
+			if err != nil || sameQ == transform.SameTree {
+				return e, transform.SameTree, err
+			}
+			return sq.WithQuery(q), transform.NewTree, nil
+		}
+		if x := exactDivision(e); x != nil {
+			e, id = x, transform.NewTree
+		}
+		r, err := roundShown(e)
+		if err != nil {
+			return nil, transform.SameTree, err
+		}
+		if r != nil {
+			return r, transform.NewTree, nil
+		}
+		return e, id, nil
+	})
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
+	n, sameShown, err := transform.NodeWithOpaque(n, shownNode)
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
+	return n, same && sameShown, nil
+}
+
+const (
+	decimalWordDigits = 9 // DIG_PER_DEC1
+	decimalWords      = 9 // DECIMAL_BUFF_LENGTH: a my_decimal's words
+	erDivisionByZero  = 1365
+)
+
+// ceilWord is n digits rounded up to whole 9-digit words.
+func ceilWord(n int) int { return (n + decimalWordDigits - 1) / decimalWordDigits * decimalWordDigits }
+
+// fracDigitsOf is the fraction digits a decimal value carries, at least
+// its type's scale (a DECIMAL(10,2) value 1.5 has two, as in MariaDB).
+func fracDigitsOf(d decimal.Decimal, t sql.Type) int {
+	f := 0
+	if e := d.Exponent(); e < 0 {
+		f = int(-e)
+	}
+	if dt, ok := t.(sql.DecimalType); ok {
+		f = max(f, int(dt.Scale()))
+	}
+	return f
+}
+
+// mariaDiv is a/b as MariaDB's decimal_div computes it: fa and fb are
+// the fraction digits of a and b, incr the digits division adds. The
+// quotient has the words of fa and fb plus incr's (less what rounding fa
+// and fb up to words already added), truncated toward zero, and carries
+// that many fraction digits (its exponent), which a further division
+// reads. ok is false for b = 0.
+func mariaDiv(a, b decimal.Decimal, fa, fb, incr int) (decimal.Decimal, bool) {
+	if b.IsZero() {
+		return decimal.Decimal{}, false
+	}
+	f1, f2 := ceilWord(fa), ceilWord(fb)
+	incr = max(0, incr-(f1-fa)-(f2-fb))
+	frac := ceilWord(f1 + f2 + incr)
+	q := truncQuo(a, b, frac)
+	// A my_decimal has 9 words: the integer words come first.
+	if ip := len(new(big.Int).Abs(q.Coefficient()).String()) - frac; ip > 0 {
+		if words := ceilWord(ip)/decimalWordDigits + frac/decimalWordDigits; words > decimalWords {
+			frac = max(0, frac-(words-decimalWords)*decimalWordDigits)
+			q = truncQuo(a, b, frac)
+		}
+	}
+	return q, true
+}
+
+// truncQuo is a/b truncated toward zero at frac fraction digits, with
+// exactly frac of them.
+func truncQuo(a, b decimal.Decimal, frac int) decimal.Decimal {
+	// a/b = ca/cb * 10^(ea-eb); scaled by 10^frac.
+	num := new(big.Int).Set(a.Coefficient())
+	den := new(big.Int).Set(b.Coefficient())
+	shift := int(a.Exponent()) - int(b.Exponent()) + frac
+	p := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(shift))), nil)
+	if shift >= 0 {
+		num.Mul(num, p)
+	} else {
+		den.Mul(den, p)
+	}
+	return decimal.NewFromBigInt(num.Quo(num, den), -int32(frac))
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// exactOperand says whether t is read as an exact number by MariaDB's
+// arithmetic (integers, DECIMAL, dates as YYYYMMDDhhmmss.ffffff).
+func exactOperand(t sql.Type) bool {
+	if types.IsDeferredType(t) || t == types.Null {
+		return false
+	}
+	k, _, _ := argKind(t)
+	return k == numExact
+}
+
+// exactDiv is x / y of exact numbers: MariaDB's DECIMAL, scale x's + 4,
+// precision x's + y's scale + 4; NULL with warning 1365 for y = 0.
+type exactDiv struct{ *expression.Div }
+
+var _ sql.Expression = (*exactDiv)(nil)
+
+func (d *exactDiv) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	if len(c) != 2 {
+		return nil, sql.ErrInvalidChildrenNumber.New(d, len(c), 2)
+	}
+	return &exactDiv{Div: expression.NewDiv(c[0], c[1])}, nil
+}
+
+// Type has the scale MariaDB shows; the precision is go-mysql-server's
+// (the widest: the columns reading it were typed before this rule ran,
+// and resultmeta.go derives MariaDB's).
+func (d *exactDiv) Type() sql.Type {
+	_, _, s1 := argKind(d.LeftChild.Type())
+	s := min(s1+divPrecisionIncrement, maxDecimalScale)
+	return types.MustCreateDecimalType(maxDecimalPrecision, uint8(s))
+}
+
+func (d *exactDiv) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	var ops [2]decimal.Decimal
+	var fr [2]int
+	for i, e := range []sql.Expression{d.LeftChild, d.RightChild} {
+		v, err := e.Eval(ctx, row)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		if ops[i], err = exactValue(ctx, e.Type(), v); err != nil {
+			return nil, err
+		}
+		fr[i] = fracDigitsOf(ops[i], e.Type())
+	}
+	q, ok := mariaDiv(ops[0], ops[1], fr[0], fr[1], divPrecisionIncrement)
+	if !ok {
+		ctx.Warn(erDivisionByZero, "Division by 0")
+		return nil, nil
+	}
+	return q, nil
+}
+
+// exactArith is + - * of a DECIMAL operand and another exact number,
+// without go-mysql-server's rounding to the shown scale: a sum keeps the
+// larger number of fraction digits, a product their sum, as MariaDB's
+// decimal_add and decimal_mul do.
+type exactArith struct{ *expression.Arithmetic }
+
+func (a *exactArith) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	e, err := a.Arithmetic.WithChildren(c...)
+	if err != nil {
+		return nil, err
+	}
+	if x, ok := e.(*expression.Arithmetic); ok {
+		return &exactArith{Arithmetic: x}, nil
+	}
+	return e, nil
+}
+
+func (a *exactArith) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	var ops [2]decimal.Decimal
+	for i, e := range []sql.Expression{a.LeftChild, a.RightChild} {
+		v, err := e.Eval(ctx, row)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		if ops[i], err = exactValue(ctx, e.Type(), v); err != nil {
+			return nil, err
+		}
+	}
+	switch a.Op {
+	case sqlparser.PlusStr:
+		return ops[0].Add(ops[1]), nil
+	case sqlparser.MinusStr:
+		return ops[0].Sub(ops[1]), nil
+	case sqlparser.MultStr:
+		return ops[0].Mul(ops[1]), nil
+	}
+	return nil, fmt.Errorf("sqlview: unexpected operator %s", a.Op)
+}
+
+// shownDecimal is a DECIMAL value rounded half away from zero to its
+// type's scale: what MariaDB prints, and what it compares.
+type shownDecimal struct{ child sql.Expression }
+
+var _ sql.Expression = (*shownDecimal)(nil)
+
+func (s *shownDecimal) Resolved() bool             { return s.child.Resolved() }
+func (s *shownDecimal) IsNullable() bool           { return s.child.IsNullable() }
+func (s *shownDecimal) Children() []sql.Expression { return []sql.Expression{s.child} }
+func (s *shownDecimal) String() string             { return s.child.String() }
+func (s *shownDecimal) Type() sql.Type             { return s.child.Type() }
+
+func (s *shownDecimal) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	if len(c) != 1 {
+		return nil, sql.ErrInvalidChildrenNumber.New(s, len(c), 1)
+	}
+	return &shownDecimal{child: c[0]}, nil
+}
+
+func (s *shownDecimal) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := s.child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return v, err
+	}
+	d, ok := v.(decimal.Decimal)
+	dt, okt := s.child.Type().(sql.DecimalType)
+	if !ok || !okt || d.Exponent() >= -int32(dt.Scale()) {
+		return v, nil
+	}
+	return d.Round(int32(dt.Scale())), nil
+}
+
+// exactDivision is the dialect rule's rewrite of / and of + - * (nil when
+// e stays): exactDiv for exact operands, exactArith where a DECIMAL
+// operand may carry more digits than it shows.
+func exactDivision(e sql.Expression) sql.Expression {
+	switch x := e.(type) {
+	case *expression.Div:
+		if exactOperand(x.LeftChild.Type()) && exactOperand(x.RightChild.Type()) {
+			return &exactDiv{Div: x}
+		}
+	case *expression.IntDiv:
+		l, r := x.LeftChild.Type(), x.RightChild.Type()
+		if exactOperand(l) && exactOperand(r) && (types.IsDecimal(l) || types.IsDecimal(r)) {
+			return &exactIntDiv{IntDiv: x}
+		}
+	case *expression.Arithmetic:
+		switch x.Op {
+		case sqlparser.PlusStr, sqlparser.MinusStr, sqlparser.MultStr:
+		default:
+			return nil
+		}
+		l, r := x.LeftChild.Type(), x.RightChild.Type()
+		if types.IsDecimal(x.Type()) && exactOperand(l) && exactOperand(r) && (types.IsDecimal(l) || types.IsDecimal(r)) {
+			return &exactArith{Arithmetic: x}
+		}
+	}
+	return nil
+}
+
+// roundShown gives e's DECIMAL children their shown value where e reads
+// them as MariaDB's val_str or Arg_comparator do (text functions,
+// =, <, <=>, IN); numeric readers keep every digit, and so do BETWEEN
+// and CASE x WHEN, which compare unrounded. nil when nothing changes.
+func roundShown(e sql.Expression) (sql.Expression, error) {
+	if readsExact(e) {
+		return nil, nil
+	}
+	if in, ok := e.(*expression.InTuple); ok {
+		return inShown(in)
+	}
+	kids := e.Children()
+	var out []sql.Expression
+	for i, k := range kids {
+		if !mayCarryDigits(k) {
+			continue
+		}
+		if out == nil {
+			out = append([]sql.Expression(nil), kids...)
+		}
+		out[i] = &shownDecimal{child: k}
+	}
+	if out == nil {
+		return nil, nil
+	}
+	return e.WithChildren(out...)
+}
+
+// inShown: x IN (v) is x = v, which rounds; with more values MariaDB
+// compares every digit.
+func inShown(in *expression.InTuple) (sql.Expression, error) {
+	tup, ok := in.Right().(expression.Tuple)
+	if !ok || len(tup) == 0 {
+		return nil, nil
+	}
+	if len(tup) > 1 {
+		// go-mysql-server's IN converts the values to x's type, which
+		// rounds them: x = v OR x = w ..., the same three-valued answer.
+		carry := mayCarryDigits(in.Left())
+		for _, v := range tup {
+			carry = carry || mayCarryDigits(v)
+		}
+		if !carry {
+			return nil, nil
+		}
+		var or sql.Expression
+		for _, v := range tup {
+			eq := expression.NewEquals(in.Left(), v)
+			if or == nil {
+				or = eq
+			} else {
+				or = expression.NewOr(or, eq)
+			}
+		}
+		return or, nil
+	}
+	l, v := in.Left(), tup[0]
+	if !mayCarryDigits(l) && !mayCarryDigits(v) {
+		return nil, nil
+	}
+	if mayCarryDigits(l) {
+		l = &shownDecimal{child: l}
+	}
+	if mayCarryDigits(v) {
+		v = &shownDecimal{child: v}
+	}
+	return expression.NewInTuple(l, expression.NewTuple(v)), nil
+}
+
+// mayCarryDigits: a DECIMAL expression whose values may have more
+// fraction digits than its type shows (literals and rounded values do
+// not).
+func mayCarryDigits(e sql.Expression) bool {
+	if !types.IsDecimal(e.Type()) {
+		return false
+	}
+	switch e.(type) {
+	case *expression.Literal, *shownDecimal, *decimalRound, expression.Tuple:
+		// A tuple of one is typed as its element: IN rounds the
+		// elements themselves.
+		return false
+	}
+	return true
+}
+
+// readsExact: e reads its DECIMAL arguments' every digit (MariaDB's
+// val_decimal, val_real, val_int, val_bool), or passes them on to its
+// own reader (IF, COALESCE, aliases).
+func readsExact(e sql.Expression) bool {
+	switch x := e.(type) {
+	case *exactDiv, *exactArith, *expression.Arithmetic, *checkedArith, *expression.Div, *expression.IntDiv,
+		*expression.Mod, *intMod, *floatMod, *expression.UnaryMinus, *expression.Alias, *asNumber,
+		*decimalRound, *extremum, *exactAgg, *shownDecimal,
+		*expression.And, *expression.Or, *expression.Xor, *expression.Not, *expression.IsTrue, *expression.IsNull,
+		*expression.Between, *expression.Case, expression.Tuple:
+		return true
+	case *expression.Convert:
+		t := x.Type()
+		return types.IsNumber(t)
+	case *function.If:
+		return true
+	case sql.FunctionExpression:
+		return exactReaders[strings.ToLower(x.FunctionName())]
+	}
+	return false
+}
+
+// exactReaders are the functions that read a DECIMAL argument as a
+// number (or pass it on).
+var exactReaders = map[string]bool{
+	"abs": true, "sign": true, "sqrt": true, "power": true, "pow": true, "exp": true, "ln": true, "log": true,
+	"log2": true, "log10": true, "sin": true, "cos": true, "tan": true, "asin": true, "acos": true, "atan": true,
+	"atan2": true, "cot": true, "degrees": true, "radians": true, "floor": true, "ceil": true, "ceiling": true,
+	"format": true, "if": true, "ifnull": true, "coalesce": true, "min": true, "max": true,
+}
+
+// exactIntDiv is x DIV y with a DECIMAL operand: the exact quotient
+// truncated toward zero (go-mysql-server rounds it to two digits first:
+// 0.999 DIV 1 was 1), ERROR 1690 beyond BIGINT.
+type exactIntDiv struct{ *expression.IntDiv }
+
+func (d *exactIntDiv) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	if len(c) != 2 {
+		return nil, sql.ErrInvalidChildrenNumber.New(d, len(c), 2)
+	}
+	return &exactIntDiv{IntDiv: expression.NewIntDiv(c[0], c[1])}, nil
+}
+
+func (d *exactIntDiv) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	var ops [2]decimal.Decimal
+	for i, e := range []sql.Expression{d.LeftChild, d.RightChild} {
+		v, err := e.Eval(ctx, row)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		if ops[i], err = exactValue(ctx, e.Type(), v); err != nil {
+			return nil, err
+		}
+	}
+	if ops[1].IsZero() {
+		ctx.Warn(erDivisionByZero, "Division by 0")
+		return nil, nil
+	}
+	q := truncQuo(ops[0], ops[1], 0).Coefficient()
+	if !q.IsInt64() {
+		return nil, &Error{Code: mysql.ERDataOutOfRange, State: "22003",
+			Message: fmt.Sprintf("BIGINT value is out of range in '%s DIV %s'", d.LeftChild, d.RightChild)}
+	}
+	return q.Int64(), nil
+}
+
+// shownNode rounds DECIMAL values where MariaDB stores them in a
+// temporary table at their shown digits: GROUP BY keys, DISTINCT rows,
+// and the columns of a derived table it materializes (one with GROUP BY,
+// DISTINCT, LIMIT, a window or no table; others are merged into the
+// outer query and keep every digit).
+func shownNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+	switch x := n.(type) {
+	case *plan.GroupBy:
+		keys, changed := shownExprs(x.GroupByExprs, true)
+		if changed {
+			return plan.NewGroupBy(x.SelectedExprs, keys, x.Child), transform.NewTree, nil
+		}
+	case *plan.Distinct:
+		if c, ok := shownProject(x.Child); ok {
+			return plan.NewDistinct(c), transform.NewTree, nil
+		}
+	case *plan.SubqueryAlias:
+		if materialized(x.Child) {
+			if c, ok := shownProject(x.Child); ok {
+				out, err := x.WithChildren(c)
+				return out, transform.NewTree, err
+			}
+		}
+	}
+	return n, transform.SameTree, nil
+}
+
+// shownExprs wraps the expressions of es that may carry digits (the
+// child of an alias, keeping its name).
+func shownExprs(es []sql.Expression, keys bool) ([]sql.Expression, bool) {
+	var out []sql.Expression
+	for i, e := range es {
+		var w sql.Expression
+		switch a := e.(type) {
+		case *expression.Alias:
+			if mayCarryDigits(a.Child) {
+				c, err := a.WithChildren(&shownDecimal{child: a.Child})
+				if err == nil {
+					w = c
+				}
+			}
+		default:
+			// A key is not referred to by its column id, as a projected
+			// expression is.
+			if _, ok := e.(*expression.GetField); !ok && keys && mayCarryDigits(e) {
+				w = &shownDecimal{child: e}
+			}
+		}
+		if w == nil {
+			continue
+		}
+		if out == nil {
+			out = append([]sql.Expression(nil), es...)
+		}
+		out[i] = w
+	}
+	return out, out != nil
+}
+
+// shownProject is n with its projection's values rounded, looking
+// through the nodes above it.
+func shownProject(n sql.Node) (sql.Node, bool) {
+	switch x := n.(type) {
+	case *plan.Project:
+		ps, ok := shownExprs(x.Projections, false)
+		if !ok {
+			return n, false
+		}
+		return plan.NewProject(ps, x.Child), true
+	case *plan.GroupBy:
+		ps, ok := shownExprs(x.SelectedExprs, false)
+		if !ok {
+			return n, false
+		}
+		return plan.NewGroupBy(ps, x.GroupByExprs, x.Child), true
+	case *plan.Sort, *plan.Limit, *plan.Offset, *plan.Distinct, *plan.Having, *plan.TopN:
+		c, ok := shownProject(x.Children()[0])
+		if !ok {
+			return n, false
+		}
+		out, err := n.WithChildren(c)
+		return out, err == nil
+	}
+	return n, false
+}
+
+// materialized tells whether MariaDB materializes a derived table whose
+// query is n rather than merging it.
+func materialized(n sql.Node) bool {
+	for {
+		switch x := n.(type) {
+		case *plan.Project:
+			n = x.Child
+		case *plan.Sort:
+			n = x.Child
+		case *plan.Filter:
+			n = x.Child
+		case *plan.GroupBy, *plan.Window, *plan.Distinct, *plan.Limit, *plan.Offset, *plan.TopN, *plan.Having, *plan.SetOp:
+			return true
+		case *plan.ResolvedTable:
+			return plan.IsDualTable(x.Table)
+		default:
+			return false
+		}
+	}
+}
