@@ -212,6 +212,11 @@ func (x *extremum) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if k == 'f' {
 		return bestF, nil
 	}
+	if d, ok := bestV.(decimal.Decimal); ok {
+		// Every digit, as MariaDB's val_decimal passes it on
+		// (GREATEST(1/3, 0)*3 is 1.0000).
+		return d, nil
+	}
 	d, _, err := x.Type().Convert(ctx, bestV)
 	return d, err
 }

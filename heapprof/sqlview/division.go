@@ -25,6 +25,7 @@ package sqlview
 import (
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -296,8 +297,150 @@ func exactDivision(e sql.Expression) sql.Expression {
 		if types.IsDecimal(x.Type()) && exactOperand(l) && exactOperand(r) && (types.IsDecimal(l) || types.IsDecimal(r)) {
 			return &exactArith{Arithmetic: x}
 		}
+	case *function.Coalesce:
+		if types.IsDecimal(x.Type()) && slices.ContainsFunc(x.Children(), mayCarryDigits) {
+			return &exactCoalesce{Coalesce: x}
+		}
+	case *expression.Case:
+		if types.IsDecimal(x.Type()) {
+			if _, ok := caseDecimalType(x); ok {
+				return &exactCase{Case: x}
+			}
+		}
 	}
 	return nil
+}
+
+// exactCoalesce is COALESCE of DECIMALs passing its argument's every
+// digit on, as MariaDB's Item_func_coalesce::decimal_op does:
+// go-mysql-server converts the value to its own type, so
+// COALESCE(1/3)*3 was 0.9999 (MariaDB 1.0000).
+type exactCoalesce struct{ *function.Coalesce }
+
+func (c *exactCoalesce) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
+	e, err := c.Coalesce.WithChildren(kids...)
+	if err != nil {
+		return nil, err
+	}
+	if x, ok := e.(*function.Coalesce); ok {
+		return &exactCoalesce{Coalesce: x}, nil
+	}
+	return e, nil
+}
+
+// exactCase is CASE with DECIMAL results passing the chosen one's every
+// digit on (MariaDB's Item_func_case::decimal_op); go-mysql-server's
+// converts it to the CASE's type: CASE WHEN 1 THEN 1/3 END * 3 was 0.9999.
+type exactCase struct{ *expression.Case }
+
+// caseDecimalType is MariaDB's type of a CASE whose results are
+// integers and DECIMALs: the most integer digits and the most fraction
+// digits of any result (go-mysql-server's is DECIMAL(65,10) as soon as
+// they differ, so CASE WHEN x THEN 1/3 ELSE 0 END showed ten digits).
+// ok is false when another type is among them.
+func caseDecimalType(c *expression.Case) (sql.DecimalType, bool) {
+	vals := make([]sql.Expression, 0, len(c.Branches)+1)
+	for _, b := range c.Branches {
+		vals = append(vals, b.Value)
+	}
+	if c.Else != nil {
+		vals = append(vals, c.Else)
+	}
+	var intDigits, scale uint8
+	for _, v := range vals {
+		switch t := v.Type(); {
+		case t == types.Null:
+		case types.IsDecimal(t):
+			dt := t.(sql.DecimalType)
+			intDigits = max(intDigits, dt.Precision()-dt.Scale())
+			scale = max(scale, dt.Scale())
+		case types.IsInteger(t):
+			n, ok := numLength(v, nil)
+			if !ok {
+				n = intLength(t)
+			}
+			if n > 0 && !types.IsUnsigned(t) && intLength(t) == n {
+				n-- // a type's display length counts the sign
+			}
+			intDigits = max(intDigits, uint8(min(n, 65)))
+		default:
+			return nil, false
+		}
+	}
+	scale = min(scale, 30)
+	return types.MustCreateDecimalType(min(intDigits+scale, 65), scale), true
+}
+
+func (c *exactCase) Type() sql.Type {
+	if t, ok := caseDecimalType(c.Case); ok {
+		return t
+	}
+	return c.Case.Type()
+}
+
+func (c *exactCase) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
+	e, err := c.Case.WithChildren(kids...)
+	if err != nil {
+		return nil, err
+	}
+	if x, ok := e.(*expression.Case); ok {
+		return &exactCase{Case: x}, nil
+	}
+	return e, nil
+}
+
+func (c *exactCase) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	var chosen sql.Expression
+	for _, b := range c.Branches {
+		cond := b.Cond
+		if c.Expr != nil {
+			cond = expression.NewEquals(c.Expr, b.Cond)
+		}
+		res, err := sql.EvaluateCondition(ctx, cond, row)
+		if err != nil {
+			return nil, err
+		}
+		if sql.IsTrue(res) {
+			chosen = b.Value
+			break
+		}
+	}
+	if chosen == nil {
+		chosen = c.Else
+	}
+	if chosen == nil {
+		return nil, nil
+	}
+	v, err := chosen.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	if d, ok := v.(decimal.Decimal); ok {
+		return d, nil
+	}
+	// As go-mysql-server: the value itself where it does not convert.
+	if out, _, err := c.Case.Type().Convert(ctx, v); err == nil {
+		return out, nil
+	}
+	return v, nil
+}
+
+func (c *exactCoalesce) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	for _, arg := range c.Children() {
+		v, err := arg.Eval(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			continue
+		}
+		if d, ok := v.(decimal.Decimal); ok {
+			return d, nil
+		}
+		v, _, err = c.Type().Convert(ctx, v)
+		return v, err
+	}
+	return nil, nil
 }
 
 // roundShown gives e's DECIMAL children their shown value where e reads
@@ -394,7 +537,7 @@ func readsExact(e sql.Expression) bool {
 		*expression.Mod, *intMod, *floatMod, *expression.UnaryMinus, *expression.Alias, *asNumber,
 		*decimalRound, *extremum, *exactAgg, *shownDecimal,
 		*expression.And, *expression.Or, *expression.Xor, *expression.Not, *expression.IsTrue, *expression.IsNull,
-		*expression.Between, *expression.Case, expression.Tuple:
+		*expression.Between, *expression.Case, *exactCase, expression.Tuple:
 		return true
 	case *expression.Convert:
 		t := x.Type()

@@ -59,6 +59,8 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 		AddPreAnalyzeRule(ruleCheckBefore, checkRule).
 		// The HAVING workaround's hidden select items go first (having.go).
 		AddPreAnalyzeRule(ruleHiddenHaving, stripHiddenRule).
+		// DISTINCT ordered by a select item's position (orderdistinct.go).
+		AddPreAnalyzeRule(ruleOrderDistinct, orderDistinctRule).
 		// Before the standard rules, so that constant folding and
 		// filters see MySQL's arithmetic (dialect.go).
 		AddPreAnalyzeRule(ruleDialect, dialectRule).
@@ -376,6 +378,7 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 	if err := checkSystemSchema(s, stmt); err != nil {
 		return nil, err
 	}
+	notNames(query, stmt)
 	addHavingAggregates(stmt)
 	noteFirstTable(sctx, stmt)
 	return stmt, nil
@@ -640,6 +643,22 @@ func toError(err error) *Error {
 		code, state = mysql.ERSPDoesNotExist, mysql.SSClientError
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		code, state = mysql.ERQueryInterrupted, mysql.SSQueryInterrupted
+	// Character sets and collations: MariaDB's codes, SQLSTATEs and
+	// quoted names (go-mysql-server answers 1105 for all of them).
+	case sql.ErrCollationInvalidForCharSet.Is(err):
+		code, state = mysql.ERCollationCharsetMismatch, mysql.SSClientError
+	case sql.ErrCollationUnknown.Is(err):
+		code, state, msg = mysql.ERUnknownCollation, mysql.SSUnknownSQLState, quoteErrorName(msg, "Unknown collation: ")
+	case sql.ErrCharSetUnknown.Is(err):
+		code, state, msg = mysql.ERUnknownCharacterSet, mysql.SSClientError, quoteErrorName(msg, "Unknown character set: ")
+	case sql.ErrCollationIllegalMix.Is(err):
+		code, state = mysql.ERCantAggregate2Collations, mysql.SSUnknownSQLState
+	case sql.ErrCollationNotYetImplementedTemp.Is(err), sql.ErrCharSetNotYetImplementedTemp.Is(err):
+		return errUnsupported("this character set or collation: " + msg)
+	case sql.ErrUnsupportedFeature.Is(err):
+		// e.g. the unary ~ (go-mysql-server's parser reads it, its
+		// planner has no such operator).
+		return errUnsupported(strings.TrimPrefix(msg, "unsupported feature: "))
 	}
 	if code == 0 {
 		se := sql.CastSQLError(err)
@@ -649,6 +668,20 @@ func toError(err error) *Error {
 		state = mysql.SSUnknownSQLState
 	}
 	return &Error{Code: uint16(code), State: state, Message: strings.TrimSpace(msg)}
+}
+
+// quoteErrorName rewrites "<prefix>name" as MariaDB words it,
+// "<prefix>'name'".
+func quoteErrorName(msg, prefix string) string {
+	i := strings.Index(msg, prefix)
+	if i < 0 {
+		return msg
+	}
+	name := strings.TrimSpace(msg[i+len(prefix):])
+	if strings.HasPrefix(name, "'") {
+		return msg
+	}
+	return msg[:i] + prefix + "'" + name + "'"
 }
 
 // provider serves the heapprof database; go-mysql-server adds

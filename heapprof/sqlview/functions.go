@@ -38,6 +38,8 @@ func (p *provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
 		return sql.FunctionN{Name: "round", Fn: newRound}, true
 	case "truncate":
 		return sql.FunctionN{Name: "truncate", Fn: newTruncate}, true
+	case "format":
+		return sql.FunctionN{Name: "format", Fn: newFormat}, true
 	case "sum":
 		return sql.Function1{Name: "sum", Fn: newSum}, true
 	case "avg":

@@ -20,6 +20,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
@@ -247,6 +248,11 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 		if m := minMaxColumn(e, child, tmp); m != nil {
 			return m
 		}
+		if f, ok := e.(sql.FunctionExpression); ok && strings.EqualFold(f.FunctionName(), "format") {
+			if n, ok := formatChars(e.Children(), child); ok {
+				return stringMeta(n, notFixedDec, tmp)
+			}
+		}
 		chars, ok := charLength(e, child)
 		if !ok {
 			return nil
@@ -269,6 +275,14 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 			return &colMeta{typ: mysqlTypeDouble, length: 23, decimals: notFixedDec31}
 		}
 	case types.IsInteger(t):
+		if m := intChoiceMeta(e); m != nil {
+			return m
+		}
+		if r, ok := e.(*decimalRound); ok {
+			if m := intRoundMeta(r); m != nil {
+				return m
+			}
+		}
 		if lit, ok := e.(*expression.Literal); ok {
 			n, _ := numLength(lit, child)
 			if n <= int32DecimalDigitsLE {
@@ -315,6 +329,165 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 		if p, s, ok := decimalPS(e, child); ok && s == scale {
 			return &colMeta{typ: mysqlTypeNewDecimal, length: decimalLength(p, s), decimals: uint8(s)}
 		}
+	}
+	return nil
+}
+
+// formatMaxDecimals is FORMAT's most fraction digits (MariaDB's
+// FORMAT_MAX_DECIMALS), also what it assumes when d is not a constant.
+const formatMaxDecimals = 38
+
+// formatChars is the length MariaDB gives FORMAT(x, d)
+// (Item_func_format::fix_length_and_dec): x's integer digits (one more
+// when rounding to d digits may carry), a separator per three of them, a
+// sign, and d digits after a point.
+func formatChars(args []sql.Expression, child sql.Node) (int64, bool) {
+	if len(args) < 2 {
+		return 0, false
+	}
+	dec := int64(formatMaxDecimals)
+	if d, ok := constInt(args[1]); ok {
+		dec = max(0, min(d, formatMaxDecimals))
+	}
+	var intDigits, scale int64
+	switch t := args[0].Type(); {
+	case types.IsInteger(t):
+		intDigits = intTypeDigits(args[0])
+	case types.IsDecimal(t):
+		p, s, ok := decimalPS(args[0], child)
+		if !ok {
+			dt := t.(sql.DecimalType)
+			p, s = int(dt.Precision()), int(dt.Scale())
+		}
+		intDigits, scale = int64(max(p-s, 1)), int64(s)
+	case t == types.Null:
+		intDigits = 309
+	default:
+		// DOUBLE (text is read as one): DBL_MAX's 309 digits, decimals
+		// not fixed.
+		intDigits, scale = 309, notFixedDec31
+	}
+	if dec < scale {
+		intDigits++
+	}
+	n := intDigits + intDigits/3 + 1
+	if dec > 0 {
+		n += dec + 1
+	}
+	return n, true
+}
+
+// intTypeDigits is the digits of e's integer type as MariaDB types it
+// (an integer literal is INT up to ten digits, else BIGINT).
+func intTypeDigits(e sql.Expression) int64 {
+	if lit, ok := unalias(e).(*expression.Literal); ok {
+		n, _ := numLength(lit, nil)
+		if n <= int32DecimalDigitsLE {
+			return 10
+		}
+		return max(n, 19) // beyond BIGINT a DECIMAL(n, 0)
+	}
+	n := intLength(e.Type())
+	if !types.IsUnsigned(e.Type()) {
+		n--
+	}
+	return n
+}
+
+// intChoiceMeta is the definition of IF, CASE, IFNULL and COALESCE
+// choosing among integer literals: MariaDB's INT (BIGINT beyond ten
+// digits) as long as the most digits and a sign (an IF with a NULL
+// branch takes the other branch's own); go-mysql-server says BIGINT or
+// TINYINT. nil for other expressions.
+func intChoiceMeta(e sql.Expression) *colMeta {
+	var vals []sql.Expression
+	switch x := unalias(e).(type) {
+	case *function.If:
+		vals = x.Children()[1:]
+		if len(vals) == 2 {
+			for i, v := range vals {
+				if isNullLiteral(v) {
+					if lit, ok := vals[1-i].(*expression.Literal); ok && types.IsInteger(lit.Type()) {
+						n, _ := numLength(lit, nil)
+						return intLiteralMeta(n, n)
+					}
+					return nil
+				}
+			}
+		}
+	case *expression.Case:
+		for _, b := range x.Branches {
+			vals = append(vals, b.Value)
+		}
+		if x.Else != nil {
+			vals = append(vals, x.Else)
+		}
+	case sql.FunctionExpression:
+		switch strings.ToLower(x.FunctionName()) {
+		case "ifnull", "coalesce":
+			vals = e.Children()
+		}
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	var digits, longest int64
+	for _, v := range vals {
+		if isNullLiteral(v) {
+			continue
+		}
+		lit, ok := v.(*expression.Literal)
+		if !ok || !types.IsInteger(lit.Type()) {
+			return nil
+		}
+		n, _ := numLength(lit, nil)
+		longest = max(longest, n)
+		if i, ok := constInt(lit); ok && i < 0 {
+			n-- // the sign is counted once, below
+		}
+		digits = max(digits, n)
+	}
+	return intLiteralMeta(digits+1, longest)
+}
+
+// intLiteralMeta is an INT of length n, BIGINT when the longest literal
+// behind it has more than ten characters.
+func intLiteralMeta(n, longest int64) *colMeta {
+	if longest <= int32DecimalDigitsLE {
+		return &colMeta{typ: mysqlTypeLong, length: uint32(n)}
+	}
+	return &colMeta{typ: mysqlTypeLongLong, length: uint32(n)}
+}
+
+func isNullLiteral(e sql.Expression) bool {
+	lit, ok := e.(*expression.Literal)
+	return ok && lit.Value() == nil
+}
+
+// intRoundMeta is ROUND and TRUNCATE of an integer as MariaDB types them:
+// of a literal an INT as long as the literal (ROUND to tens and beyond
+// one longer, for the carry), ROUND of a BIGINT column to tens and beyond
+// a DECIMAL one digit longer. nil where go-mysql-server's type stands.
+func intRoundMeta(r *decimalRound) *colMeta {
+	kids := r.Children()
+	neg := false
+	if len(kids) > 1 {
+		d, ok := constInt(kids[1])
+		if !ok {
+			return nil
+		}
+		neg = d < 0
+	}
+	if lit, ok := unalias(kids[0]).(*expression.Literal); ok && types.IsInteger(lit.Type()) {
+		n, _ := numLength(lit, nil)
+		l := n
+		if neg && !r.trunc {
+			l++
+		}
+		return intLiteralMeta(l, n)
+	}
+	if neg && !r.trunc && kids[0].Type().Type() == sqltypes.Int64 {
+		return &colMeta{typ: mysqlTypeNewDecimal, length: uint32(intLength(kids[0].Type()) + 1)}
 	}
 	return nil
 }
@@ -599,6 +772,9 @@ func charLength(e sql.Expression, child sql.Node) (int64, bool) {
 		}
 		return typeChars(e.Type())
 	}
+	if vals := caseValues(e); vals != nil {
+		return maxChars(vals, child)
+	}
 	f, ok := e.(sql.FunctionExpression)
 	if !ok {
 		return 0, false
@@ -695,6 +871,28 @@ func charLength(e sql.Expression, child sql.Node) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// caseValues are the results a CASE chooses among (nil for other
+// expressions).
+func caseValues(e sql.Expression) []sql.Expression {
+	var c *expression.Case
+	switch x := e.(type) {
+	case *expression.Case:
+		c = x
+	case *exactCase:
+		c = x.Case
+	default:
+		return nil
+	}
+	var vals []sql.Expression
+	for _, b := range c.Branches {
+		vals = append(vals, b.Value)
+	}
+	if c.Else != nil {
+		vals = append(vals, c.Else)
+	}
+	return vals
 }
 
 // maxChars is the longest charLength of es.
@@ -859,6 +1057,9 @@ func numLength(e sql.Expression, child sql.Node) (int64, bool) {
 	}
 	if !types.IsInteger(e.Type()) {
 		return 0, false
+	}
+	if m := intChoiceMeta(e); m != nil {
+		return int64(m.length), true
 	}
 	f, ok := e.(sql.FunctionExpression)
 	if !ok {

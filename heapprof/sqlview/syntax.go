@@ -183,3 +183,34 @@ func quoteQualifiedKeywords(query string, toks []token) (string, bool) {
 	b.WriteString(query[last:])
 	return b.String(), true
 }
+
+// notNames gives a select item that starts with NOT its whole text as
+// its column name: the parser records where an item starts only after
+// reading its first token when that token is NOT, so the first item
+// `NOT x` was named `x` (MariaDB names it `NOT x`). The word before the
+// recorded start can only be the item's own NOT: a select list's items
+// follow SELECT, its options or a comma.
+func notNames(query string, stmt ast.Statement) {
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		ae, ok := node.(*ast.AliasedExpr)
+		if !ok || ae.EndParsePos <= ae.StartParsePos || ae.EndParsePos > len(query) {
+			return true, nil
+		}
+		start := ae.StartParsePos
+		for {
+			i := start
+			for i > 0 && strings.IndexByte(" \t\r\n", query[i-1]) >= 0 {
+				i--
+			}
+			if i < 3 || !strings.EqualFold(query[i-3:i], "not") || (i > 3 && isWordByte(query[i-4])) {
+				break
+			}
+			start = i - 3
+		}
+		if start != ae.StartParsePos {
+			ae.StartParsePos = start
+			ae.InputExpression = strings.Trim(query[start:ae.EndParsePos], " \n\t")
+		}
+		return true, nil
+	}, stmt)
+}
