@@ -301,14 +301,61 @@ func exactDivision(e sql.Expression) sql.Expression {
 		if types.IsDecimal(x.Type()) && slices.ContainsFunc(x.Children(), mayCarryDigits) {
 			return &exactCoalesce{Coalesce: x}
 		}
+	case *function.NullIf:
+		if mayCarryDigits(x.LeftChild) {
+			return &exactNullIf{NullIf: x}
+		}
 	case *expression.Case:
 		if types.IsDecimal(x.Type()) {
 			if _, ok := caseDecimalType(x); ok {
 				return &exactCase{Case: x}
 			}
 		}
+	case *function.If:
+		vals := x.Children()[1:]
+		if slices.ContainsFunc(vals, func(v sql.Expression) bool { return types.IsDecimal(v.Type()) }) {
+			if _, ok := choiceDecimalType(vals); ok {
+				return &exactIf{If: x}
+			}
+		}
 	}
 	return nil
+}
+
+// exactIf is IF with a DECIMAL result: MariaDB's type (the most integer
+// and fraction digits of both values), the chosen value with every digit
+// and an integer one as that DECIMAL (IF(c, 1.5, 100) is 100.0; go-mysql-
+// server typed it by its first value and answered 100).
+type exactIf struct{ *function.If }
+
+func (f *exactIf) Type() sql.Type {
+	if t, ok := choiceDecimalType(f.Children()[1:]); ok {
+		return t
+	}
+	return f.If.Type()
+}
+
+func (f *exactIf) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
+	e, err := f.If.WithChildren(kids...)
+	if err != nil {
+		return nil, err
+	}
+	if x, ok := e.(*function.If); ok {
+		return &exactIf{If: x}, nil
+	}
+	return e, nil
+}
+
+func (f *exactIf) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := f.If.Eval(ctx, row)
+	if err != nil || v == nil {
+		return v, err
+	}
+	if d, ok := v.(decimal.Decimal); ok {
+		return d, nil
+	}
+	out, _, err := f.Type().Convert(ctx, v)
+	return out, err
 }
 
 // exactCoalesce is COALESCE of DECIMALs passing its argument's every
@@ -326,6 +373,41 @@ func (c *exactCoalesce) WithChildren(kids ...sql.Expression) (sql.Expression, er
 		return &exactCoalesce{Coalesce: x}, nil
 	}
 	return e, nil
+}
+
+// exactNullIf is NULLIF(a, b) of a DECIMAL a that may carry more digits
+// than it shows: a and b compare as shown (MariaDB's Arg_comparator
+// rounds each DECIMAL to its scale: NULLIF(2/3, 0.6667) is NULL), but
+// the answer is a with every digit (Item_func_nullif::decimal_op), so
+// NULLIF(1/3, 0)*3 is 1.0000, not 0.9999.
+type exactNullIf struct{ *function.NullIf }
+
+func (n *exactNullIf) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
+	e, err := n.NullIf.WithChildren(kids...)
+	if err != nil {
+		return nil, err
+	}
+	if x, ok := e.(*function.NullIf); ok {
+		return &exactNullIf{NullIf: x}, nil
+	}
+	return e, nil
+}
+
+func (n *exactNullIf) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	shown := func(e sql.Expression) sql.Expression {
+		if mayCarryDigits(e) {
+			return &shownDecimal{child: e}
+		}
+		return e
+	}
+	eq, err := expression.NewEquals(shown(n.LeftChild), shown(n.RightChild)).Eval(ctx, row)
+	if err != nil {
+		return nil, err
+	}
+	if b, ok := eq.(bool); ok && b {
+		return nil, nil
+	}
+	return n.LeftChild.Eval(ctx, row)
 }
 
 // exactCase is CASE with DECIMAL results passing the chosen one's every
@@ -346,6 +428,12 @@ func caseDecimalType(c *expression.Case) (sql.DecimalType, bool) {
 	if c.Else != nil {
 		vals = append(vals, c.Else)
 	}
+	return choiceDecimalType(vals)
+}
+
+// choiceDecimalType is the DECIMAL type of a choice among vals (CASE,
+// IF): ok is false unless they are integers, DECIMALs and NULLs.
+func choiceDecimalType(vals []sql.Expression) (sql.DecimalType, bool) {
 	var intDigits, scale uint8
 	for _, v := range vals {
 		switch t := v.Type(); {
@@ -537,7 +625,9 @@ func readsExact(e sql.Expression) bool {
 		*expression.Mod, *intMod, *floatMod, *expression.UnaryMinus, *expression.Alias, *asNumber,
 		*decimalRound, *extremum, *exactAgg, *shownDecimal,
 		*expression.And, *expression.Or, *expression.Xor, *expression.Not, *expression.IsTrue, *expression.IsNull,
-		*expression.Between, *expression.Case, *exactCase, expression.Tuple:
+		*expression.Between, *expression.Case, *exactCase, expression.Tuple, *exactNullIf, *exactIf,
+		// Text and a number compare as DOUBLE, from every digit (val_real).
+		*numNullIf:
 		return true
 	case *expression.Convert:
 		t := x.Type()

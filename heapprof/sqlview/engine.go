@@ -37,6 +37,8 @@ type Engine struct {
 	// sqlMemory is what the running statements hold, as their budgets
 	// estimate it (see budget.go).
 	sqlMemory atomic.Int64
+	// keys are the heapprof tables' key flags (flags.go).
+	keys keyFlags
 }
 
 // New builds an engine whose heapprof tables read src on every scan, with
@@ -57,6 +59,8 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 	eb := newExecBuilder()
 	a := analyzer.NewBuilder(pro).
 		AddPreAnalyzeRule(ruleCheckBefore, checkRule).
+		// Illegal mixes of collations, before rewrites (collations.go).
+		AddPreAnalyzeRule(ruleCollations, collationRule).
 		// The HAVING workaround's hidden select items go first (having.go).
 		AddPreAnalyzeRule(ruleHiddenHaving, stripHiddenRule).
 		// DISTINCT ordered by a select item's position (orderdistinct.go).
@@ -82,7 +86,7 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 		Build()
 	a.ExecBuilder = eb.base
 	gms := sqle.New(a, &sqle.Config{IsReadOnly: true})
-	return &Engine{gms: gms, opts: opts}, nil
+	return &Engine{gms: gms, opts: opts, keys: tableKeyFlags(pro.db.tables)}, nil
 }
 
 // Close releases the engine's background resources.
@@ -330,7 +334,7 @@ func (e *Engine) newContext(ctx context.Context, s *Session, query string) (*sql
 	b := &stmtBudget{eng: e}
 	ctx = context.WithValue(ctx, snapshotListKey{}, &snapshotList{})
 	ctx = context.WithValue(ctx, budgetKey{}, b)
-	ctx = context.WithValue(ctx, metaKey{}, &stmtMeta{})
+	ctx = context.WithValue(ctx, metaKey{}, &stmtMeta{keys: e.keys})
 	ctx = context.WithValue(ctx, sessionKey{}, s)
 	sctx := sql.NewContext(ctx, sql.WithSession(s.base), sql.WithQuery(query))
 	sctx.Memory = sql.NewMemoryManager(&reporter{ctx: sctx, b: b})
@@ -379,6 +383,7 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 		return nil, err
 	}
 	notNames(query, stmt)
+	noteExplicitLiterals(sctx, stmt)
 	addHavingAggregates(stmt)
 	noteFirstTable(sctx, stmt)
 	return stmt, nil
@@ -479,23 +484,31 @@ func (r *Result) okResult() (*Result, error) {
 
 func columns(ctx *sql.Context, schema sql.Schema) []Column {
 	var meta []*colMeta
+	var flagsOf []colFlags
 	if m, ok := ctx.Value(metaKey{}).(*stmtMeta); ok && len(m.cols) == len(schema) {
 		meta = m.cols
+		if len(m.flags) == len(schema) {
+			flagsOf = m.flags
+		}
 	}
 	if hasHidden(schema) {
 		// A statement planned but not analyzed (Prepare) still shows the
 		// HAVING workaround's hidden items (having.go); execution drops them.
 		var kept sql.Schema
 		var keptMeta []*colMeta
+		var keptFlags []colFlags
 		for i, c := range schema {
 			if !strings.HasPrefix(c.Name, hiddenPrefix) {
 				kept = append(kept, c)
 				if i < len(meta) {
 					keptMeta = append(keptMeta, meta[i])
 				}
+				if i < len(flagsOf) {
+					keptFlags = append(keptFlags, flagsOf[i])
+				}
 			}
 		}
-		schema, meta = kept, keptMeta
+		schema, meta, flagsOf = kept, keptMeta, keptFlags
 	}
 	cols := make([]Column, len(schema))
 	for i, c := range schema {
@@ -553,6 +566,9 @@ func columns(ctx *sql.Context, schema sql.Schema) []Column {
 		if i < len(meta) && meta[i] != nil {
 			cols[i].Type, cols[i].Length, cols[i].Decimals = meta[i].typ, meta[i].length, meta[i].decimals
 		}
+		if i < len(flagsOf) && flagsOf[i] != flagsUnknown {
+			cols[i].Flags = uint16(flagsOf[i])
+		}
 	}
 	return cols
 }
@@ -580,6 +596,7 @@ func (e *Engine) preparedColumns(sctx *sql.Context, node sql.Node) ([]Column, er
 	}
 	if m, ok := sctx.Value(metaKey{}).(*stmtMeta); ok {
 		m.cols = deriveMeta(sctx, n)
+		m.flags = deriveFlags(sctx, n, m.keys, usesTempTable(sctx, n, m.firstTable), m.explicit)
 	}
 	return columns(sctx, n.Schema()), nil
 }

@@ -74,6 +74,13 @@ type stmtMeta struct {
 	// firstTable is the name (or alias) of the first table in the
 	// statement's FROM, which MariaDB's join order tends to read first.
 	firstTable string
+	// explicit are the collations of the statement's `_cs'x' COLLATE c`
+	// literals (collations.go).
+	explicit explicitLiterals
+	// flags are the result columns' flags (flags.go), keys the heapprof
+	// tables' key flags they are derived with.
+	flags []colFlags
+	keys  keyFlags
 }
 
 type metaKey struct{}
@@ -86,6 +93,7 @@ func resultMetaRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *p
 	}
 	if m, ok := ctx.Value(metaKey{}).(*stmtMeta); ok {
 		m.cols = deriveMeta(ctx, n)
+		m.flags = deriveFlags(ctx, n, m.keys, usesTempTable(ctx, n, m.firstTable), m.explicit)
 	}
 	return n, transform.SameTree, nil
 }
@@ -261,6 +269,15 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 	case t == types.Null:
 		return nil
 	case types.IsFloat(t):
+		switch x := e.(type) {
+		case *expression.Arithmetic, *expression.Div, *expression.UnaryMinus, *checkedArith, *aggregation.Min, *aggregation.Max:
+			if x.Type() == types.Float64 {
+				// Item_func and MIN/MAX of a DOUBLE:
+				// float_length(NOT_FIXED_DEC), DBL_DIG + 8 (MIN/MAX grouped
+				// by their own column are 22 on MariaDB).
+				return &colMeta{typ: mysqlTypeDouble, length: 23, decimals: notFixedDec31}
+			}
+		}
 		if a, ok := e.(*exactAgg); ok && a.Type() == types.Float64 {
 			// MariaDB's SUM/AVG of DOUBLE: DBL_DIG + 8.
 			return &colMeta{typ: mysqlTypeDouble, length: 23, decimals: notFixedDec31}
@@ -557,15 +574,25 @@ func decimalPS(e sql.Expression, child sql.Node) (p, s int, ok bool) {
 		}
 		return max(p, 1), d, true
 	case *extremum:
-		ip, sc := 0, 0
-		for _, a := range x.args {
-			pa, sa, ok := decimalPS(a, child)
-			if !ok {
-				return 0, 0, false
-			}
-			ip, sc = max(ip, pa-sa), max(sc, sa)
-		}
-		return ip + sc, sc, true
+		return choicePS(x.args, child)
+	case *exactNullIf:
+		return decimalPS(x.LeftChild, child)
+	case *numNullIf:
+		return decimalPS(x.LeftChild, child)
+	case *function.NullIf:
+		return decimalPS(x.LeftChild, child)
+	case *exactCoalesce:
+		return choicePS(x.Children(), child)
+	case *function.Coalesce:
+		return choicePS(x.Children(), child)
+	case *function.IfNull:
+		return choicePS(x.Children(), child)
+	case *function.If:
+		return choicePS(x.Children()[1:], child)
+	case *exactIf:
+		return choicePS(x.Children()[1:], child)
+	case *exactCase, *expression.Case:
+		return choicePS(caseValues(x), child)
 	case *exactAgg:
 		if dt, ok := x.Type().(sql.DecimalType); ok {
 			pa, _, ok := decimalPS(x.child, child)
@@ -597,6 +624,25 @@ func decimalPS(e sql.Expression, child sql.Node) (p, s int, ok bool) {
 		return p, s, true
 	}
 	return 0, 0, false
+}
+
+// choicePS is the DECIMAL type of an expression answering one of args
+// (GREATEST, COALESCE, CASE, IF, NULLIF): the most integer digits and the
+// most fraction digits of any (a NULL counts none), as MariaDB's
+// Type_handler_decimal_result aggregates them.
+func choicePS(args []sql.Expression, child sql.Node) (int, int, bool) {
+	ip, sc, any := 0, 0, false
+	for _, a := range args {
+		if a.Type() == types.Null {
+			continue
+		}
+		pa, sa, ok := decimalPS(a, child)
+		if !ok {
+			return 0, 0, false
+		}
+		ip, sc, any = max(ip, pa-sa), max(sc, sa), true
+	}
+	return min(ip+sc, maxDecimalPrecision), sc, any
 }
 
 // divPS: x / y has x's digits, y's scale and 4 more.
@@ -757,6 +803,10 @@ func charLength(e sql.Expression, child sql.Node) (int64, bool) {
 	if c, ok := e.(*expression.Convert); ok && types.IsText(c.Type()) {
 		return charLength(c.Children()[0], child) // CAST(x AS CHAR)
 	}
+	if c, ok := e.(*expression.CollatedExpression); ok {
+		// x COLLATE c: x's characters (go-mysql-server types it LONGTEXT).
+		return charLength(c.Child(), child)
+	}
 	if lit, ok := e.(*expression.Literal); ok {
 		switch v := lit.Value().(type) {
 		case string:
@@ -767,6 +817,11 @@ func charLength(e sql.Expression, child sql.Node) (int64, bool) {
 		return typeChars(lit.Type())
 	}
 	if !types.IsText(e.Type()) {
+		if types.IsDecimal(e.Type()) {
+			if p, s, ok := decimalPS(e, child); ok {
+				return int64(decimalLength(p, s)), true
+			}
+		}
 		if n, ok := numLength(e, child); ok {
 			return n, true
 		}
