@@ -104,24 +104,8 @@ func (m *model) writeDOT(ctx context.Context, w io.Writer, opt Options) error {
 	// inlined (dashed) when its callee was inlined at every call along it,
 	// as in pprof.
 	es := newEdgeSums(list[:last+1], node, m.goNames)
-	var inl []bool
-	for si, st := range m.stacks {
-		if si%ctxCheckLines == 0 {
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("heapprof: dot edges: %w", err)
-			}
-		}
-		tr := m.translated(si)
-		if m.goNames {
-			inl = m.inlinedFrames(st.locs, inl[:0])
-		}
-		for i := 1; i < len(tr); i++ {
-			src, dst := tr[i], tr[i-1]
-			if node[src] == 0 || node[dst] == 0 {
-				continue
-			}
-			es.add(src, dst, st.v, m.goNames && inl[i-1])
-		}
+	if err := m.sumEdges(ctx, es, node); err != nil {
+		return err
 	}
 	sorted := es.edges()
 	sort.Slice(sorted, func(i, j int) bool {
@@ -171,6 +155,155 @@ func (m *model) writeDOT(ctx context.Context, w io.Writer, opt Options) error {
 	}
 	bw.WriteString("}\n")
 	return bw.Flush()
+}
+
+// sumEdges adds every stack's edges between shown nodes to es. A
+// stack's names are walked as translate gives them (callee first), each
+// one with the one before it: its callee, inlined into it when it is not
+// the last name of its location. The edges within a location are the
+// same in every stack: they are listed once per location, between shown
+// nodes only (locEdges).
+func (m *model) sumEdges(ctx context.Context, es *edgeSums, node []int) error {
+	locs, edges, keys := m.locEdges(node, es)
+	if keys != nil {
+		return m.sumDenseEdges(ctx, es, locs, keys)
+	}
+	var buf []int32
+	for si, st := range m.stacks {
+		if si%ctxCheckLines == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("heapprof: dot edges: %w", err)
+			}
+		}
+		// The last name so far (never inlined into the next one), and
+		// whether it is shown.
+		dst, dstShown := int32(-1), false
+		for i, l := range st.locs {
+			le := &locs[l]
+			if le.first < 0 {
+				if le.first == locPerCaller {
+					names := m.locationNames(st.locs, i, &buf)
+					dstInlined := false
+					for j, src := range names {
+						if dst >= 0 && node[src] != 0 && node[dst] != 0 {
+							es.add(src, dst, st.v, m.goNames && dstInlined)
+						}
+						dst, dstInlined = src, j < len(names)-1
+					}
+					dstShown = dst >= 0 && node[dst] != 0
+				}
+				continue
+			}
+			if dstShown && le.firstShown {
+				es.add(le.first, dst, st.v, false)
+			}
+			for k := le.start; k < le.end; k++ {
+				es.add(edges[k].src, edges[k].dst, st.v, m.goNames)
+			}
+			dst, dstShown = le.last, le.lastShown
+		}
+	}
+	return nil
+}
+
+// sumDenseEdges is sumEdges into es's arrays when no location is named
+// per caller: by node numbers and array keys, without a call.
+func (m *model) sumDenseEdges(ctx context.Context, es *edgeSums, locs []locEdge, keys []int32) error {
+	n := len(es.shown)
+	sums, has, inl, track := es.sums, es.has, es.inl, es.trackInline
+	for si, st := range m.stacks {
+		if si%ctxCheckLines == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("heapprof: dot edges: %w", err)
+			}
+		}
+		v := st.v
+		dst := int32(0) // the node of the last name so far; 0: not shown
+		for _, l := range st.locs {
+			le := &locs[l]
+			if le.first < 0 {
+				continue // no names
+			}
+			if dst != 0 && le.firstNode != 0 {
+				// Into the last name of the location before: not inlined.
+				k := int(le.firstNode-1)*n + int(dst-1)
+				if track {
+					inl[k] = false
+				}
+				has[k] = true
+				sums[k] += v
+			}
+			for _, k := range keys[le.start:le.end] {
+				if track {
+					inl[k] = !has[k] || inl[k]
+				}
+				has[k] = true
+				sums[k] += v
+			}
+			dst = le.lastNode
+		}
+	}
+	return nil
+}
+
+// locEdge is what writeDOT's edges need of a location: its first and
+// last node names, whether their nodes are shown, and the edges between
+// its names whose nodes are both shown, each from a name to the one
+// inlined into it (edges[start:end]): the same in every stack. first is
+// locNoNames for a location without names, locPerCaller for one with
+// Callback::Run frames (named per caller).
+type locEdge struct {
+	first, last           int32
+	start, end            int32
+	firstShown, lastShown bool
+	// firstNode and lastNode are first's and last's node numbers (0: not
+	// shown).
+	firstNode, lastNode int32
+}
+
+const (
+	locNoNames   = -1
+	locPerCaller = -2
+)
+
+// locEdges lists every location's locEdge and the edges they share,
+// and, when es keeps its sums in arrays and no location is named per
+// caller, each edge's key in them.
+func (m *model) locEdges(node []int, es *edgeSums) ([]locEdge, []dotEdge, []int32) {
+	locs := make([]locEdge, len(m.locKeys))
+	var edges []dotEdge
+	perCaller := false
+	for l := range locs {
+		le := &locs[l]
+		names := m.locNames[l]
+		switch {
+		case m.perCaller[l]:
+			le.first = locPerCaller
+			perCaller = true
+			continue
+		case !m.locDone[l] || len(names) == 0:
+			le.first = locNoNames
+			continue
+		}
+		le.first, le.last = names[0], names[len(names)-1]
+		le.firstNode, le.lastNode = int32(node[le.first]), int32(node[le.last])
+		le.firstShown, le.lastShown = le.firstNode != 0, le.lastNode != 0
+		le.start = int32(len(edges))
+		for j := 1; j < len(names); j++ {
+			if src, dst := names[j], names[j-1]; node[src] != 0 && node[dst] != 0 {
+				edges = append(edges, dotEdge{src: src, dst: dst})
+			}
+		}
+		le.end = int32(len(edges))
+	}
+	if !es.dense || perCaller {
+		return locs, edges, nil
+	}
+	keys := make([]int32, len(edges))
+	for i, e := range edges {
+		keys[i] = int32((node[e.src]-1)*len(es.shown) + node[e.dst] - 1)
+	}
+	return locs, edges, keys
 }
 
 // edgeSums sums the values of the edges between shown nodes, stack by

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 
 	"github.com/google/pprof/profile"
 )
@@ -26,6 +27,11 @@ type Dump struct {
 	// stacks; otherwise p has its samples.
 	heapV2 bool
 	stacks dumpStacks
+	// addrs and keys are a heap_v2 dump's location addresses, as read,
+	// and the model's keys of them (locationKey), made once the dump is
+	// read: while heapproxy dot's symbolizer still works, not after.
+	addrs []uint64
+	keys  []string
 }
 
 // dumpStacks are a heap_v2 dump's distinct stacks, their locations as
@@ -100,7 +106,19 @@ func ParseDump(ctx context.Context, r io.Reader, limit int64) (*Dump, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Dump{p: p, heapV2: c.started, stacks: c.stacks}, nil
+	d := &Dump{p: p, heapV2: c.started, stacks: c.stacks}
+	if d.heapV2 {
+		d.addrs, d.keys = make([]uint64, len(p.Location)), make([]string, len(p.Location))
+		for i, loc := range p.Location {
+			if i%ctxCheckLines == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, fmt.Errorf("heapprof: location %d: %w", i, err)
+				}
+			}
+			d.addrs[i], d.keys[i] = loc.Address, locationKey(loc)
+		}
+	}
+	return d, nil
 }
 
 // Profile is the profile to symbolize before rendering: for a heap_v2
@@ -159,17 +177,8 @@ func (d *Dump) model(ctx context.Context, opt Options) (*model, error) {
 	}
 	m := newModel(p, opt.Names, opt.Base)
 	m.kind = kind
-	// The stacks number the locations as collect would: in the order
-	// Parse made them, which is the order of their first use.
-	for i, loc := range p.Location {
-		if i%ctxCheckLines == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("heapprof: location %d: %w", i, err)
-			}
-		}
-		if m.location(loc) != int32(i) {
-			return nil, errors.New("heapprof: dump locations are not distinct")
-		}
+	if err := m.dumpLocations(ctx, p, d.addrs, d.keys); err != nil {
+		return nil, err
 	}
 	// The model cuts its stacks (cutStacks) by reslicing them: the dump's
 	// stay as read, for another rendering.
@@ -192,6 +201,120 @@ func (d *Dump) model(ctx context.Context, opt Options) (*model, error) {
 		}
 	}
 	return m.finish(ctx, p.SampleType[idx].Type, opt, &ix)
+}
+
+// parallelFunctions is how many functions a profile has at least for
+// nameFunctions to name them on two goroutines.
+const parallelFunctions = 1024
+
+// dumpLocations adds a dump's locations to the model, numbered as
+// collect would: in the order Parse made them, which is the order of
+// their first use. ParseDump made one location per address, numbered in
+// order, and their keys (addrs, keys): while the locations keep their
+// numbers and addresses, those are distinct (a location's key is its
+// address, or its ID when the address is 0) and the keys are ParseDump's;
+// else they are checked and made again here. The keys are indexed only
+// for a base (finish).
+//
+// Naming the functions (funcname.Short of each) is the longest part of
+// the model's work after symbolization, and the other core is idle by
+// then: the symbolizer's functions are named first, half of them on
+// another goroutine, then the locations' frames take their names by
+// function.
+func (m *model) dumpLocations(ctx context.Context, p *profile.Profile, addrs []uint64, keys []string) error {
+	locs := p.Location
+	n := len(locs)
+	asRead := len(addrs) == n && len(keys) == n
+	for i, loc := range locs {
+		if i%ctxCheckLines == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("heapprof: location %d: %w", i, err)
+			}
+		}
+		if loc.ID != uint64(i)+1 {
+			return fmt.Errorf("heapprof: dump location %d has ID %d", i, loc.ID)
+		}
+		asRead = asRead && loc.Address == addrs[i]
+	}
+	if asRead {
+		m.locKeys = keys[:n:n]
+	} else {
+		seen := make(map[uint64]struct{}, n)
+		m.locKeys = make([]string, n)
+		for i, loc := range locs {
+			if i%ctxCheckLines == 0 {
+				if err := ctx.Err(); err != nil {
+					return fmt.Errorf("heapprof: location %d: %w", i, err)
+				}
+			}
+			if loc.Address != 0 {
+				if _, dup := seen[loc.Address]; dup {
+					return errors.New("heapprof: dump locations are not distinct")
+				}
+				seen[loc.Address] = struct{}{}
+			}
+			m.locKeys[i] = locationKey(loc)
+		}
+	}
+	if err := m.nameFunctions(ctx, p.Function); err != nil {
+		return err
+	}
+	m.frames = make([][]frame, n)
+	for i, loc := range locs {
+		if i%ctxCheckLines == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("heapprof: location %d: %w", i, err)
+			}
+		}
+		m.frames[i] = m.jeprofFrames(loc)
+	}
+	return nil
+}
+
+// nameFunctions fills m.fns with funcs, which jeprofFrames then finds by
+// ID (byID), when their IDs are 1..len(funcs) in order, as the
+// symbolizers number them.
+func (m *model) nameFunctions(ctx context.Context, funcs []*profile.Function) error {
+	if len(m.fns) > 0 {
+		return nil
+	}
+	for i, f := range funcs {
+		if f == nil || f.ID != uint64(i)+1 {
+			return nil
+		}
+	}
+	fns := make([]funcNames, len(funcs))
+	name := func(from, to int) error {
+		for i := from; i < to; i++ {
+			if (i-from)%ctxCheckLines == 0 {
+				if err := ctx.Err(); err != nil {
+					return fmt.Errorf("heapprof: function %d: %w", i, err)
+				}
+			}
+			full := m.fullName(funcs[i])
+			fns[i] = funcNames{full: full, short: m.peekShortName(full), node: [2]int32{-1, -1}}
+		}
+		return nil
+	}
+	half := len(funcs)
+	if half >= parallelFunctions {
+		half /= 2
+	}
+	var wg sync.WaitGroup
+	var otherErr error
+	if half < len(funcs) {
+		wg.Go(func() { otherErr = name(half, len(funcs)) })
+	}
+	err := name(0, half)
+	wg.Wait()
+	if err == nil {
+		err = otherErr
+	}
+	if err != nil {
+		return err
+	}
+	m.fns, m.byID = fns, funcs
+	return nil
 }
 
 // hashIDs hashes a stack's location numbers as collect does.

@@ -160,6 +160,9 @@ type frame struct {
 	short, full string
 	file        string // addr2line's file name, "" if unknown
 	line        int64
+	// fn is the frame's function in model.fns plus one; 0: none (no
+	// function, or an unsymbolized location's address).
+	fn int32
 }
 
 // fileLine is the frame's "file:line" as addr2line prints it ("??:0" when
@@ -210,10 +213,15 @@ type model struct {
 	shorts    map[string]string // funcname.Short cache, or GoNodeNames
 	goNames   bool              // NamesGo
 
-	// trans holds every stack's node names (translate's output), stack
-	// after stack; transEnd[i] is where stack i's names end.
-	trans    []int32
-	transEnd []int32
+	// fns is what the model names each profile.Function it has met
+	// (fnIdx: its index in fns), so that the names of a function that
+	// many locations share are made, hashed and interned once, not per
+	// frame (string maps on long C++ names were most of the cost).
+	fns   []funcNames
+	fnIdx map[*profile.Function]int32
+	// byID: the functions nameFunctions put first in fns, in order, by
+	// ID - 1.
+	byID []*profile.Function
 
 	flat, cum  []float64 // by name id
 	inCum      []bool    // name is a key of jeprof's cumulative hash
@@ -234,6 +242,11 @@ func buildModel(ctx context.Context, p *profile.Profile, opt Options) (*model, e
 	}
 	m := newModel(p, opt.Names, opt.Base)
 	m.kind = kind
+	// collect names p's functions as it meets them.
+	m.fnIdx = make(map[*profile.Function]int32, len(p.Function))
+	if !m.goNames {
+		m.shorts = make(map[string]string, len(p.Function))
+	}
 	ix := stackIndex{heads: make(map[uint64]int32, len(p.Sample))}
 	if err := m.collect(ctx, p, newSampler(p, idx), 1, &ix); err != nil {
 		return nil, err
@@ -245,6 +258,13 @@ func buildModel(ctx context.Context, p *profile.Profile, opt Options) (*model, e
 // opt.Base, then names and sums the nodes.
 func (m *model) finish(ctx context.Context, sampleType string, opt Options, ix *stackIndex) (*model, error) {
 	if opt.Base != nil {
+		if len(m.locIdx) < len(m.locKeys) {
+			// A Dump's locations were added without the index.
+			m.locIdx = make(map[string]int32, len(m.locKeys))
+			for id, k := range m.locKeys {
+				m.locIdx[k] = int32(id)
+			}
+		}
 		bidx, _, err := sampleIndex(opt.Base, sampleType)
 		if err != nil {
 			return nil, fmt.Errorf("base profile: %w", err)
@@ -256,21 +276,35 @@ func (m *model) finish(ctx context.Context, sampleType string, opt Options, ix *
 	*ix = stackIndex{}
 	m.cutStacks()
 	if !m.goNames {
-		m.shortMap = fullnameToShortname(m.frames)
+		m.shortMap = fullnameToShortname(m.frames, len(m.fns))
 	}
 	m.locNames = make([][]int32, len(m.locKeys))
 	m.locDone = make([]bool, len(m.locKeys))
 	m.perCaller = make([]bool, len(m.locKeys))
+	if len(m.nameIdx) == 0 {
+		// Most names are a function's.
+		m.nameIdx = make(map[string]int32, len(m.fns))
+	}
 	if err := m.reduce(ctx); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
+// funcNames is what the model names one profile.Function.
+type funcNames struct {
+	full, short string
+	// node is the function's node name id (intern) as a frame's
+	// containing function ([0]) and as an inlined frame ([1]); -1 until
+	// nodeNames needs it.
+	node [2]int32
+}
+
 // newModel returns an empty model naming p's functions (and base's, for
 // --base) as names says.
 func newModel(p *profile.Profile, names Names, base *profile.Profile) *model {
-	m := &model{locIdx: map[string]int32{}, nameIdx: map[string]int32{}, runIDs: map[string]int{}, shorts: map[string]string{}}
+	m := &model{locIdx: map[string]int32{}, nameIdx: map[string]int32{}, runIDs: map[string]int{},
+		shorts: map[string]string{}, fnIdx: map[*profile.Function]int32{}}
 	if goNames(p, names) {
 		m.goNames = true
 		m.shorts = GoNodeNames(p, base)
@@ -283,7 +317,7 @@ func newModel(p *profile.Profile, names Names, base *profile.Profile) *model {
 func (m *model) cutStacks() {
 	// Only collect looks locations and short names up: let them go before
 	// the names are built.
-	m.locIdx, m.shorts = nil, nil
+	m.locIdx, m.shorts, m.fnIdx, m.byID = nil, nil, nil, nil
 	m.skip = make([]bool, len(m.locKeys))
 	for i, fr := range m.frames {
 		if len(fr) > 0 {
@@ -487,8 +521,15 @@ func (m *model) location(loc *profile.Location) int32 {
 		}
 		return id
 	}
-	id := int32(len(m.locKeys))
+	id := m.addLocation(loc, k)
 	m.locIdx[k] = id
+	return id
+}
+
+// addLocation adds a location not seen before, keyed k, without indexing
+// it in locIdx.
+func (m *model) addLocation(loc *profile.Location, k string) int32 {
+	id := int32(len(m.locKeys))
 	m.locKeys = append(m.locKeys, k)
 	m.frames = append(m.frames, m.jeprofFrames(loc))
 	if m.sum != nil {
@@ -519,9 +560,11 @@ func locationKey(loc *profile.Location) string {
 	if loc.Address == 0 && loc.ID != 0 {
 		return "L" + strconv.FormatUint(loc.ID, 10)
 	}
-	var b [16]byte
-	hex := strconv.AppendUint(b[:0], loc.Address, 16)
-	return strings.Repeat("0", 16-len(hex)) + string(hex)
+	b := [16]byte{'0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0', '0'}
+	for i, a := 15, loc.Address; a != 0; i, a = i-1, a>>4 {
+		b[i] = "0123456789abcdef"[a&15]
+	}
+	return string(b[:])
 }
 
 // jeprofFrames turns a symbolized location into jeprof's symbol list
@@ -534,11 +577,24 @@ func (m *model) jeprofFrames(loc *profile.Location) []frame {
 	}
 	out := make([]frame, 0, len(loc.Line))
 	for j := len(loc.Line) - 1; j >= 0; j-- {
-		full, file := m.fullName(loc.Line[j].Function), ""
-		if f := loc.Line[j].Function; f != nil {
-			file = f.Filename
+		f := loc.Line[j].Function
+		if f == nil {
+			full := m.fullName(f)
+			out = append(out, frame{short: m.shortName(full), full: full, line: loc.Line[j].Line})
+			continue
 		}
-		out = append(out, frame{short: m.shortName(full), full: full, file: file, line: loc.Line[j].Line})
+		fn, ok := int32(f.ID-1), f.ID-1 < uint64(len(m.byID)) && m.byID[f.ID-1] == f
+		if !ok {
+			fn, ok = m.fnIdx[f]
+		}
+		if !ok {
+			full := m.fullName(f)
+			fn = int32(len(m.fns))
+			m.fnIdx[f] = fn
+			m.fns = append(m.fns, funcNames{full: full, short: m.shortName(full), node: [2]int32{-1, -1}})
+		}
+		names := &m.fns[fn]
+		out = append(out, frame{short: names.short, full: names.full, file: f.Filename, line: loc.Line[j].Line, fn: fn + 1})
 	}
 	return out
 }
@@ -570,6 +626,18 @@ func (m *model) isAllocator(loc *profile.Location) bool {
 	return IsAllocatorFrame(m.shortName(m.fullName(loc.Line[len(loc.Line)-1].Function)))
 }
 
+// peekShortName is shortName without caching what it computes, so that
+// goroutines can call it at once.
+func (m *model) peekShortName(full string) string {
+	if short, ok := m.shorts[full]; ok {
+		return short
+	}
+	if m.goNames {
+		return funcname.Pprof(full)
+	}
+	return funcname.Short(full)
+}
+
 // shortName is a full name's short name: GoNodeNames' under NamesGo,
 // funcname.Short's otherwise.
 func (m *model) shortName(full string) string {
@@ -586,10 +654,26 @@ func (m *model) shortName(full string) string {
 	return short
 }
 
-var (
-	fullAddrRE  = regexp.MustCompile(`<[0-9a-fA-F]+>$`)
-	fullAddr0RE = regexp.MustCompile(`<0*([^>]*)>$`)
-)
+// fullAddr0RE finds the address of an nm-tagged name ("name<addr>").
+var fullAddr0RE = regexp.MustCompile(`<0*([^>]*)>$`)
+
+// hasAddrTag is jeprof's m/<[0-9a-fA-F]+>$/ (an nm-tagged full name),
+// without a regexp: C++ names often end in ">", so it is asked of many.
+func hasAddrTag(s string) bool {
+	i := len(s) - 1
+	if i < 0 || s[i] != '>' {
+		return false
+	}
+	digits := 0
+	for i--; i >= 0 && isHexDigit(s[i]); i-- {
+		digits++
+	}
+	return digits > 0 && i >= 0 && s[i] == '<'
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
 
 // allocatorNames are the allocator entry points jeprof's
 // RemoveUninterestingFrames cuts heap stacks at.
@@ -650,11 +734,24 @@ func (m *model) removeUninteresting(locs []int32) []int32 {
 // fullnameToShortname is FillFullnameToShortnameMap: a containing
 // function's short name that stands for several nm-tagged full names
 // ("name<addr>") becomes "short@addr" for each of them.
-func fullnameToShortname(syms [][]frame) map[string]string {
+//
+// The names depend only on the function: a function of model.fns (fns of
+// them) is looked at once, however many locations it contains.
+func fullnameToShortname(syms [][]frame, fns int) map[string]string {
 	once := map[string]string{}
 	multi := map[string]bool{}
+	seen := make([]bool, fns)
 	for _, fr := range syms {
-		if len(fr) == 0 || !strings.HasSuffix(fr[0].full, ">") || !fullAddrRE.MatchString(fr[0].full) {
+		if len(fr) == 0 {
+			continue
+		}
+		if fn := fr[0].fn; fn > 0 {
+			if seen[fn-1] {
+				continue
+			}
+			seen[fn-1] = true
+		}
+		if !hasAddrTag(fr[0].full) {
 			continue
 		}
 		short, full := fr[0].short, fr[0].full
@@ -665,6 +762,9 @@ func fullnameToShortname(syms [][]frame) map[string]string {
 		}
 	}
 	out := map[string]string{}
+	if len(multi) == 0 {
+		return out
+	}
 	for _, fr := range syms {
 		if len(fr) == 0 || !multi[fr[0].short] {
 			continue
@@ -680,25 +780,37 @@ func fullnameToShortname(syms [][]frame) map[string]string {
 // names of a stack, callee first, inlined frames as their own "(inline)"
 // entries. It appends to out.
 func (m *model) translate(locs []int32, out []int32) []int32 {
-	for i, l := range locs {
-		names := m.nodeNames(l)
-		if !m.perCaller[l] {
-			out = append(out, names...)
-			continue
-		}
-		for _, id := range names {
-			if isCallbackRun(m.names[id]) {
-				// Do not merge Callback::Run frames (jeprof: they make
-				// confusing cycles); name them per caller instead.
-				caller := "0"
-				if i > 0 {
-					caller = m.locKeys[locs[i-1]]
-				}
-				id = m.intern("Run#" + strconv.Itoa(m.shortID(caller)))
-			}
-			out = append(out, id)
-		}
+	var buf []int32
+	for i := range locs {
+		out = append(out, m.locationNames(locs, i, &buf)...)
 	}
+	return out
+}
+
+// locationNames is translate's part for the stack's location locs[i]:
+// its nodeNames, or, where it has Callback::Run frames, those named per
+// caller in *buf. The renderers walk a stack's names this way instead of
+// keeping translate's output (about a million names for bench/heapprof's o2).
+func (m *model) locationNames(locs []int32, i int, buf *[]int32) []int32 {
+	l := locs[i]
+	names := m.nodeNames(l)
+	if !m.perCaller[l] {
+		return names
+	}
+	out := (*buf)[:0]
+	for _, id := range names {
+		if isCallbackRun(m.names[id]) {
+			// Do not merge Callback::Run frames (jeprof: they make
+			// confusing cycles); name them per caller instead.
+			caller := "0"
+			if i > 0 {
+				caller = m.locKeys[locs[i-1]]
+			}
+			id = m.intern("Run#" + strconv.Itoa(m.shortID(caller)))
+		}
+		out = append(out, id)
+	}
+	*buf = out
 	return out
 }
 
@@ -721,19 +833,38 @@ func (m *model) nodeNames(l int32) []int32 {
 	}
 	names := make([]int32, 0, len(fr))
 	for j := len(fr) - 1; j >= 0; j-- {
+		inlined := 0
+		if j > 0 && !m.goNames {
+			inlined = 1
+		}
+		var cached *int32
+		if fr[j].fn > 0 {
+			// A function's node name is the same at every location but
+			// for "??" and Callback::Run, which are not cached.
+			if cached = &m.fns[fr[j].fn-1].node[inlined]; *cached >= 0 {
+				names = append(names, *cached)
+				continue
+			}
+		}
 		name := fr[j].short
 		if s, ok := m.shortMap[fr[j].full]; ok {
 			name = s
 		}
-		if j > 0 && !m.goNames {
+		if inlined == 1 {
 			name += " (inline)"
 		}
 		if isCallbackRun(name) {
 			m.perCaller[l] = true
+			cached = nil
 		} else if name == "??" {
 			name = a
+			cached = nil
 		}
-		names = append(names, m.intern(name))
+		id := m.intern(name)
+		if cached != nil {
+			*cached = id
+		}
+		names = append(names, id)
 	}
 	m.locNames[l] = names
 	return names
@@ -767,57 +898,66 @@ func (m *model) shortID(key string) int {
 // each name counts once per stack so recursion is not counted twice; the
 // first name of a stack gets the flat value.
 func (m *model) reduce(ctx context.Context) error {
-	var seen []uint32 // stamp per name id: stack number + 1
-	m.transEnd = make([]int32, len(m.stacks))
-	frames := 0
-	for _, st := range m.stacks {
-		frames += len(st.locs)
-	}
-	// Names per stack are about its frames plus inlined ones.
-	m.trans = make([]int32, 0, frames+frames/2)
+	// The stacks' locations are named first, in the order the stacks
+	// reach them (which numbers the names as translate would), so that
+	// the sums make no call: a call in the loop would make the compiler
+	// keep the loop's values in memory.
+	var buf []int32
+	perCaller := false
 	for si, st := range m.stacks {
 		if si%ctxCheckLines == 0 {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("heapprof: stack %d: %w", si, err)
 			}
 		}
-		start := len(m.trans)
-		m.trans = m.translate(st.locs, m.trans)
-		m.transEnd[si] = int32(len(m.trans))
-		if len(m.names) > len(m.flat) {
-			grow := len(m.names) - len(m.flat)
-			m.flat = append(m.flat, make([]float64, grow)...)
-			m.cum = append(m.cum, make([]float64, grow)...)
-			m.inCum = append(m.inCum, make([]bool, grow)...)
-			seen = append(seen, make([]uint32, grow)...)
+		for i, l := range st.locs {
+			if !m.locDone[l] || m.perCaller[l] {
+				m.locationNames(st.locs, i, &buf)
+				perCaller = perCaller || m.perCaller[l]
+			}
+		}
+	}
+	names := m.names
+	seen := make([]uint32, len(names)) // stamp per name id: stack number + 1
+	flat, cum, inCum := make([]float64, len(names)), make([]float64, len(names)), make([]bool, len(names))
+	locNames := m.locNames
+	localTotal := 0.0
+	for si, st := range m.stacks {
+		if si%ctxCheckLines == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("heapprof: stack %d: %w", si, err)
+			}
 		}
 		stamp := uint32(si + 1)
 		first := true
-		for _, id := range m.trans[start:] {
-			if seen[id] == stamp || m.names[id] == "" {
-				continue
+		v := st.v
+		for i, l := range st.locs {
+			ids := locNames[l]
+			if perCaller && m.perCaller[l] {
+				ids = m.locationNames(st.locs, i, &buf)
 			}
-			seen[id] = stamp
-			if first {
-				m.flat[id] += st.v
-				m.localTotal += st.v
-				first = false
+			for _, id := range ids {
+				if seen[id] == stamp || names[id] == "" {
+					continue
+				}
+				seen[id] = stamp
+				if first {
+					flat[id] += v
+					localTotal += v
+					first = false
+				}
+				cum[id] += v
+				inCum[id] = true
 			}
-			m.cum[id] += st.v
-			m.inCum[id] = true
 		}
 	}
+	m.flat, m.cum, m.inCum, m.localTotal = flat, cum, inCum, localTotal
 	return nil
 }
 
-// translated returns stack i's node names as reduce computed them.
-func (m *model) translated(i int) []int32 {
-	start := int32(0)
-	if i > 0 {
-		start = m.transEnd[i-1]
-	}
-	return m.trans[start:m.transEnd[i]]
-}
+// translated returns stack i's node names (translate), once reduce has
+// named every location.
+func (m *model) translated(i int) []int32 { return m.translate(m.stacks[i].locs, nil) }
 
 // unparse is jeprof's Unparse for heap profiles.
 func (m *model) unparse(v float64) string {
@@ -850,16 +990,3 @@ func percent(num, tot float64) string {
 
 // perlInt is Perl's int(): truncation toward zero.
 func perlInt(f float64) float64 { return math.Trunc(f) }
-
-// inlinedFrames appends, for each node name translate gives a stack, whether
-// that frame was inlined into its caller: every name of a location but its
-// last (the containing function).
-func (m *model) inlinedFrames(locs []int32, out []bool) []bool {
-	for _, l := range locs {
-		n := len(m.locNames[l])
-		for j := range n {
-			out = append(out, j < n-1)
-		}
-	}
-	return out
-}

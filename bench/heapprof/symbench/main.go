@@ -4,8 +4,9 @@
 //
 //	go run ./bench/heapprof/symbench BINARY PROFILE
 //
-// With -dot it runs the whole pipeline (parse, symbolize, render) one
-// stage after the other; -coldruns N repeats the cold pass N times with a
+// With -dot it runs heapproxy dot's pipeline (heapprof.ParseDump,
+// Symbolize of the Dump's Profile, Dump.WriteDOT) one stage after the
+// other; -coldruns N repeats the cold pass N times with a
 // fresh cache, and a CPU profile (-cpuprofile) is labelled by stage
 // (go tool pprof -tagfocus phase=symbolize).
 package main
@@ -37,7 +38,7 @@ func main() {
 	memProfile := flag.String("memprofile", "", "write a heap profile after the cold pass to this file (the cache still in use)")
 	memRate := flag.Int("memprofilerate", 0, "runtime.MemProfileRate for -memprofile (0: Go's default); its alloc_space counts every pass before")
 	dump := flag.String("dump", "", "write every location's frames after the cold pass to this file (to diff two versions)")
-	dot := flag.Bool("dot", false, "time the whole pipeline (heapprof.Parse, Symbolize, WriteDOT) instead of Symbolize alone")
+	dot := flag.Bool("dot", false, "time heapproxy dot's pipeline (heapprof.ParseDump, Symbolize, Dump.WriteDOT) instead of Symbolize alone")
 	coldRuns := flag.Int("coldruns", 1, "cold passes, each with a fresh cache (the last one is reported; -cpupass cold profiles them all)")
 	flag.Parse()
 	if *memRate > 0 {
@@ -69,8 +70,17 @@ func main() {
 		}
 		start0 := time.Now()
 		var p *profile.Profile
+		var d *heapprof.Dump
 		var err error
-		pprof.Do(context.Background(), pprof.Labels("phase", "parse"), func(context.Context) {
+		pprof.Do(context.Background(), pprof.Labels("phase", "parse"), func(ctx context.Context) {
+			if *dot {
+				// As heapproxy dot reads it: the stacks collected for
+				// the renderer, no samples.
+				if d, err = parseDump(ctx, prof); err == nil {
+					p = d.Profile()
+				}
+				return
+			}
 			p, err = parseHeap(prof)
 		})
 		if err != nil {
@@ -113,8 +123,8 @@ func main() {
 		if *dot {
 			opt := heapprof.DefaultOptions()
 			opt.Program = bin
-			pprof.Do(context.Background(), pprof.Labels("phase", "dot"), func(context.Context) {
-				err = heapprof.WriteDOT(io.Discard, p, opt)
+			pprof.Do(context.Background(), pprof.Labels("phase", "dot"), func(ctx context.Context) {
+				err = d.WriteDOT(ctx, io.Discard, opt)
 			})
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
@@ -191,4 +201,15 @@ func parseHeap(path string) (*profile.Profile, error) {
 	}
 	defer f.Close()
 	return heapprof.ParseReader(f)
+}
+
+// parseDump reads the profile as heapproxy dot does: streamed, as a
+// heapprof.Dump.
+func parseDump(ctx context.Context, path string) (*heapprof.Dump, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return heapprof.ParseDump(ctx, f, heapprof.MaxProfileBytes)
 }
