@@ -120,16 +120,27 @@ func (s *session) run() {
 	s.log.Debug("connection closed", fields...)
 }
 
+// minLoginTime is the least time left before the handshake deadline (or
+// a tenth of the whole wait, if less) for which a freed login slot is
+// taken: with less, the upstream login would
+// fail at once (the client would see the connection closed, no packet),
+// and the slot would pass to the next waiter in the same state, so slots
+// freed by logins timing out would cascade through every waiter instead
+// of the waiters getting ERR 1040.
+const minLoginTime = 100 * time.Millisecond
+
 // withLoginSlot runs an upstream login once fewer than max_pending_logins
-// are under way, waiting until deadline for a slot; none is an ERR 1040
-// in place of the greeting, as MySQL answers when it is full.
+// are under way, waiting until deadline for a slot; none (or one that comes
+// within minLoginTime of the deadline) is an ERR 1040 in place of the
+// greeting, as MySQL answers when it is full.
 func (s *session) withLoginSlot(deadline time.Time, login func() error) error {
-	t := time.NewTimer(time.Until(deadline))
+	least := min(minLoginTime, time.Until(deadline)/10)
+	t := time.NewTimer(time.Until(deadline) - least)
 	defer t.Stop()
 	got := false
 	select {
 	case s.srv.logins <- struct{}{}:
-		got = time.Now().Before(deadline)
+		got = time.Until(deadline) >= least
 		if !got {
 			<-s.srv.logins // a slot came too late for this login
 		}
