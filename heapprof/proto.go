@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/google/pprof/profile"
+	"github.com/klauspost/compress/gzip"
 )
 
 // WriteProto writes p as a gzipped pprof protobuf that `go tool pprof`
@@ -52,7 +53,14 @@ func WriteProtoContext(ctx context.Context, w io.Writer, p *profile.Profile) err
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("write pprof protobuf: %w", err)
 	}
-	if err := p.Write(w); err != nil {
+	// gzip as pprof's Profile.Write does, but with klauspost's encoder at
+	// the same level: on a 41,601-stack profile 8 ms instead of 44 ms of
+	// CPU per snapshot, 382 KB instead of 346 KB (bench/snapshot/README.md).
+	zw := gzip.NewWriter(w)
+	if err := p.WriteUncompressed(zw); err != nil {
+		return fmt.Errorf("write pprof protobuf: %w", err)
+	}
+	if err := zw.Close(); err != nil {
 		return fmt.Errorf("write pprof protobuf: %w", err)
 	}
 	return nil

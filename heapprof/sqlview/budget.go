@@ -134,6 +134,9 @@ func (r *reporter) UsedMemory() uint64 {
 // first for every node.
 type execBuilder struct {
 	base sql.NodeExecBuilder
+	// keys are the heapprof tables' unique keys, for SHOW INDEX
+	// (infoschema.go).
+	keys schemaKeys
 }
 
 var _ sql.NodeExecBuilder = (*execBuilder)(nil)
@@ -207,7 +210,8 @@ func (eb *execBuilder) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.Row
 		}
 		return eb.wrapChild(ctx, n, row, limit)
 	}
-	return nil, nil
+	// SHOW statements that describe tables answer as MariaDB's do.
+	return showIter(ctx, n, row, eb.keys)
 }
 
 // wrapChild builds n with a meteredNode between it and its only child.

@@ -196,6 +196,16 @@ public class Meta {
           while (rs.next()) System.out.println("fk " + rs.getString("FKTABLE_NAME") + "." + rs.getString("FKCOLUMN_NAME") + " -> " + rs.getString("PKTABLE_NAME") + "." + rs.getString("PKCOLUMN_NAME") + " " + rs.getString("FK_NAME") + " delete " + rs.getInt("DELETE_RULE"));
         }
       }
+      for (String t : new String[]{"snapshots", "functions"}) {
+        for (boolean unique : new boolean[]{false, true}) {
+          try (ResultSet rs = md.getIndexInfo("heapprof", null, t, unique, false)) {
+            while (rs.next()) System.out.println("index unique=" + unique + " " + rs.getString("TABLE_NAME") + " " + rs.getString("INDEX_NAME") + " " + rs.getString("COLUMN_NAME") + " non_unique=" + rs.getBoolean("NON_UNIQUE"));
+          }
+        }
+      }
+      try (ResultSet rs = md.getColumns("heapprof", null, "%", "%")) {
+        while (rs.next()) System.out.println("size " + rs.getString("TABLE_NAME") + "." + rs.getString("COLUMN_NAME") + " " + rs.getInt("COLUMN_SIZE"));
+      }
       try (ResultSet rs = md.getExportedKeys("heapprof", null, "snapshots")) {
         while (rs.next()) System.out.println("exported " + rs.getString("FKTABLE_NAME"));
       }
@@ -243,6 +253,14 @@ func TestConnectorJ(t *testing.T) {
 		"fk stacks.snapshot_id -> snapshots.id stacks_snapshot delete 0",
 		"exported functions", "exported stacks")
 	want = append(want, "column snapshots.taken_at DATETIME 93", "column snapshots.node_id BIGINT -5", "column snapshots.id VARCHAR 12")
+	// getIndexInfo: the primary key is unique, the others are not (as on
+	// MariaDB; the planner is told otherwise, index.go); COLUMN_SIZE of
+	// TEXT and LONGTEXT in bytes (capped at Integer.MAX_VALUE).
+	want = append(want, "index unique=false snapshots PRIMARY id non_unique=false",
+		"index unique=true snapshots PRIMARY id non_unique=false",
+		"index unique=false functions snapshot_id snapshot_id non_unique=true",
+		"index unique=false functions node_id node_id non_unique=true",
+		"size functions.name 65535", "size diffs.name 65535", "size stacks.frames 2147483647", "size functions.short_name 4096")
 	rows := 0
 	for _, sn := range fixture().snaps {
 		if !sn.TakenAt.Before(time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)) && !sn.TakenAt.After(time.Date(2026, 11, 20, 15, 0, 0, 0, time.UTC)) {
@@ -254,6 +272,9 @@ func TestConnectorJ(t *testing.T) {
 		if !strings.Contains(got, w) {
 			t.Errorf("Connector/J output lacks %q:\n%s", w, got)
 		}
+	}
+	if strings.Contains(got, "index unique=true functions") {
+		t.Errorf("getIndexInfo(functions, unique) lists a non-unique index:\n%s", got)
 	}
 	if n := strings.Count(got, "row "); n != rows {
 		t.Errorf("time range gave %d rows, want %d:\n%s", n, rows, got)

@@ -53,10 +53,12 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 	}
 	opts = opts.withDefaults()
 	pro := &provider{db: &database{tables: withIndexes(newTables(src))}}
+	keys := newSchemaKeys(pro.db.tables)
 	limit := opts.MaxValueBytes
 	// Every plan, subqueries included, is built through execBuilder:
 	// cancellation and memory accounting (budget.go).
 	eb := newExecBuilder()
+	eb.keys = keys
 	a := analyzer.NewBuilder(pro).
 		AddPreAnalyzeRule(ruleCheckBefore, checkRule).
 		// Illegal mixes of collations, before rewrites (collations.go).
@@ -85,6 +87,9 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 		AddPostValidationRule(ruleResultMeta, resultMetaRule).
 		Build()
 	a.ExecBuilder = eb.base
+	// information_schema with MariaDB's answers about the heapprof tables
+	// (infoschema.go).
+	a.Catalog.InfoSchema = &infoSchemaDB{Database: a.Catalog.InfoSchema, keys: keys}
 	gms := sqle.New(a, &sqle.Config{IsReadOnly: true})
 	return &Engine{gms: gms, opts: opts, keys: tableKeyFlags(pro.db.tables)}, nil
 }
@@ -406,6 +411,14 @@ func (e *Engine) run(sctx *sql.Context, b *stmtBudget, query string, stmt ast.St
 	r.Columns = columns(sctx, schema)
 	if sh, ok := stmt.(*ast.Show); ok && strings.EqualFold(sh.Type, ast.CreateTableStr) && len(schema) == 2 {
 		r.iter = &ddlIter{RowIter: iter}
+	}
+	if sh, ok := stmt.(*ast.Show); ok && strings.EqualFold(sh.Type, ast.TableStatusStr) {
+		// MariaDB's (and MySQL's) name of the table comment's column.
+		for i := range r.Columns {
+			if r.Columns[i].Name == "Comments" {
+				r.Columns[i].Name = "Comment"
+			}
+		}
 	}
 	if sh, ok := stmt.(*ast.Show); ok && strings.EqualFold(sh.Type, "variables") && len(schema) == 2 {
 		if s := sessionOf(sctx); s != nil {

@@ -26,7 +26,11 @@ type pointIndex struct {
 	// snapshot's rows) into snapshots by id, instead of reading only the
 	// functions of the snapshots a filter on snapshots kept.
 	name string
-	col  *sql.Column
+	// unique: the key is unique as declared to clients (the primary key):
+	// information_schema.STATISTICS and SHOW INDEX say so (infoschema.go),
+	// the planner is not told (see name).
+	unique bool
+	col    *sql.Column
 	// key gives a partition's value of col, in col's Go type.
 	key func(sql.Partition) any
 }
@@ -224,7 +228,7 @@ func withIndexes(tables map[string]*table) map[string]sql.Table {
 			if key, ok := keys[name][c.Name]; ok {
 				x := &pointIndex{table: name, name: c.Name, col: c, key: key}
 				if c.PrimaryKey {
-					x.name = primaryKey
+					x.name, x.unique = primaryKey, true
 				}
 				it.indexes = append(it.indexes, x)
 			}

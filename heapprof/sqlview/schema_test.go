@@ -118,10 +118,9 @@ func TestExternalStoreSameSchema(t *testing.T) {
 	}
 
 	// Columns and types: the engine's information_schema against the
-	// views'. TEXT's and LONGTEXT's lengths are a known difference
-	// (README).
+	// views'.
 	types := "SELECT TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION, DATA_TYPE, " +
-		"IF(DATA_TYPE IN ('text', 'longtext'), NULL, CHARACTER_MAXIMUM_LENGTH), DATETIME_PRECISION " +
+		"CHARACTER_MAXIMUM_LENGTH, COLLATION_NAME, DATETIME_PRECISION " +
 		"FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '%s' AND TABLE_NAME IN ('snapshots', 'functions', 'stacks', 'diffs') ORDER BY 1, 3"
 	got, err := engineAnswer(ctx, e, s, fmt.Sprintf(types, "heapprof"))
 	if err != nil {
