@@ -209,6 +209,16 @@ func (eb *execBuilder) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.Row
 			return nil, fmt.Errorf("top-N limit: %w", err)
 		}
 		return eb.wrapChild(ctx, n, row, limit)
+	case *plan.Distinct:
+		// Text compares PAD SPACE (padspace.go).
+		if !anyPadded(n.Schema()) {
+			return nil, nil
+		}
+		iter, err := eb.base.Build(ctx, n.Child, row)
+		if err != nil {
+			return nil, err
+		}
+		return newPadDistinctIter(ctx, iter, n.Schema()), nil
 	}
 	// SHOW statements that describe tables answer as MariaDB's do.
 	return showIter(ctx, n, row, eb.keys)

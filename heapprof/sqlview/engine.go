@@ -83,8 +83,12 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 		AddPostValidationRule(ruleValueGuard, func(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 			return guardValues(n, limit, eb)
 		}).
-		// Last: the result's column definitions as MariaDB's (resultmeta.go).
+		// The result's column definitions as MariaDB's (resultmeta.go),
+		// from the plan before the padding rule wraps its comparisons.
 		AddPostValidationRule(ruleResultMeta, resultMetaRule).
+		// After it, on the final plan: text compares PAD SPACE
+		// (padspace.go); the column definitions were read before.
+		AddPostValidationRule(rulePadSpace, padSpaceRule).
 		Build()
 	a.ExecBuilder = eb.base
 	// information_schema with MariaDB's answers about the heapprof tables

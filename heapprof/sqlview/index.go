@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
 )
@@ -186,7 +187,7 @@ func (t *indexedTable) LookupPartitions(ctx *sql.Context, lookup sql.IndexLookup
 		if !ok {
 			return nil, fmt.Errorf("heapprof.%s: index lookup %s is not one %s", t.name, r, x.col.Name)
 		}
-		want[v] = true
+		want[padPoint(v)] = true
 	}
 	all, err := t.scan.partitions(ctx)
 	if err != nil {
@@ -194,7 +195,7 @@ func (t *indexedTable) LookupPartitions(ctx *sql.Context, lookup sql.IndexLookup
 	}
 	var ps []sql.Partition
 	for _, p := range all {
-		if want[x.key(p)] {
+		if want[padPoint(x.key(p))] {
 			ps = append(ps, p)
 		}
 	}
@@ -236,4 +237,13 @@ func withIndexes(tables map[string]*table) map[string]sql.Table {
 		out[name] = it
 	}
 	return out
+}
+
+// padPoint is a key as PAD SPACE text compares it (padspace.go): the
+// lookup 'heap_profile.10001.0 ' reads the snapshot 'heap_profile.10001.0'.
+func padPoint(v any) any {
+	if s, ok := v.(string); ok {
+		return strings.TrimRight(s, " ")
+	}
+	return v
 }
