@@ -103,20 +103,29 @@ func (sc *stackScanner) line(line []byte) {
 	if i == len(line) || line[i] != '@' {
 		return
 	}
-	body := bytes.TrimRight(line[i+1:], " \t\r\n")
-	// The leaf, always.
-	leaf := 0
-	for leaf < len(body) && isSep(body[leaf]) {
-		leaf++
+	body := line[i+1:]
+	for len(body) > 0 && (isSep(body[len(body)-1]) || body[len(body)-1] == '\r' || body[len(body)-1] == '\n') {
+		body = body[:len(body)-1]
 	}
-	a, end, ok := readAddress(body, leaf)
-	if !ok {
-		return // not an address: left to the parse to report
+	pre := commonPrefix(body, sc.prev)
+	// The leaf, unless the previous line starts with the same one (its
+	// text and the separator after it).
+	end := sc.prevLeaf
+	if pre <= end {
+		leaf := 0
+		for leaf < len(body) && isSep(body[leaf]) {
+			leaf++
+		}
+		var a uint64
+		var ok bool
+		if a, end, ok = readAddress(body, leaf); !ok {
+			return // not an address: left to the parse to report
+		}
+		sc.set.add(a)
 	}
-	sc.set.add(a)
 	// Then the callers between the common prefix and the common suffix,
 	// widened to whole addresses.
-	from, to := commonPrefix(body, sc.prev), len(body)-commonSuffix(body, sc.prev, len(sc.prev)-sc.prevLeaf)
+	from, to := pre, len(body)-commonSuffix(body, sc.prev, len(sc.prev)-sc.prevLeaf)
 	for from > 0 && !isSep(body[from-1]) {
 		from--
 	}
@@ -128,11 +137,12 @@ func (sc *stackScanner) line(line []byte) {
 			from++
 			continue
 		}
-		a, from, ok = readAddress(body, from)
+		a, next, ok := readAddress(body, from)
 		if !ok {
 			break
 		}
 		sc.set.add(a - 1)
+		from = next
 	}
 	sc.prev, sc.prevLeaf = append(sc.prev[:0], body...), end
 }

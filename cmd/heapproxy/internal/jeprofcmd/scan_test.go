@@ -39,6 +39,11 @@ func TestScanHeapV2(t *testing.T) {
 			stack("0x55d0c0a01011 0x55d0c0a0112 0x7f0000000100"),
 			stack("0x55d0c0a0101 0x55d0c0a01123 0x7f00000001000"),
 			stack("0x55d0c0a01011 0x5d0c0a01123 0x7f0000000100")}},
+		// The previous leaf's text is where this one starts (a leaf the
+		// same as the previous one is not read again).
+		{"leaf extends", []string{stack("0x55d0c0a0101 0x7f0000000100"), stack("0x55d0c0a01011 0x7f0000000100"),
+			stack("0x55d0c0a01011\t0x7f0000000100"), stack("0x55d0c0a01011")}},
+		{"carriage returns", []string{stack("0x55d0c0a01010 0x7f0000000100\r"), stack("0x55d0c0a01020 0x7f0000000100 \r")}},
 		{"same stack twice", []string{stack("0x55d0c0a01010 0x7f0000000100"), stack("0x55d0c0a01010 0x7f0000000100")}},
 		{"tabs and no 0x", []string{stack("55d0c0a01010\t0x55d0c0a01020  7f0000000100"),
 			stack("0x55d0c0a01030\t55d0c0a01020  7f0000000100 ")}},
