@@ -677,14 +677,7 @@ func (f *framedAgg) Description() string {
 }
 
 func (f *framedAgg) WithChildren(c ...sql.Expression) (sql.Expression, error) {
-	e, err := f.Aggregation.WithChildren(c...)
-	if err != nil {
-		return nil, err
-	}
-	if a, ok := e.(sql.Aggregation); ok {
-		return &framedAgg{Aggregation: a}, nil
-	}
-	return e, nil
+	return rewrap(f.Aggregation, c, func(a sql.Aggregation) sql.Expression { return &framedAgg{Aggregation: a} })
 }
 
 func (f *framedAgg) WithId(id sql.ColumnId) sql.IdExpression {

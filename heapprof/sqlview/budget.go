@@ -219,6 +219,21 @@ func (eb *execBuilder) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.Row
 			return nil, err
 		}
 		return newPadDistinctIter(ctx, iter, n.Schema()), nil
+	case *plan.SetOp:
+		// INTERSECT and EXCEPT of text compare PAD SPACE (padSetOp).
+		if !bareSetOp(n) || !anyPadded(n.Schema()) {
+			return nil, nil
+		}
+		left, err := eb.base.Build(ctx, n.Left(), row)
+		if err != nil {
+			return nil, err
+		}
+		right, err := eb.base.Build(ctx, n.Right(), row)
+		if err != nil {
+			left.Close(ctx)
+			return nil, err
+		}
+		return newPadSetIter(left, right, n.SetOpType == plan.ExceptType, n.Schema()), nil
 	}
 	// SHOW statements that describe tables answer as MariaDB's do.
 	return showIter(ctx, n, row, eb.keys)

@@ -389,14 +389,7 @@ func dialectExpr(e sql.Expression) (sql.Expression, transform.TreeIdentity, erro
 type enumText struct{ *expression.EnumToString }
 
 func (e *enumText) WithChildren(c ...sql.Expression) (sql.Expression, error) {
-	n, err := e.EnumToString.WithChildren(c...)
-	if err != nil {
-		return nil, err
-	}
-	if x, ok := n.(*expression.EnumToString); ok {
-		return &enumText{EnumToString: x}, nil
-	}
-	return n, nil
+	return rewrap(e.EnumToString, c, func(x *expression.EnumToString) sql.Expression { return &enumText{EnumToString: x} })
 }
 
 func (e *enumText) Eval(ctx *sql.Context, row sql.Row) (any, error) {
@@ -424,15 +417,7 @@ func signedInt(t sql.Type) bool { return types.IsInteger(t) && types.IsSigned(t)
 type checkedArith struct{ *expression.Arithmetic }
 
 func (c *checkedArith) WithChildren(children ...sql.Expression) (sql.Expression, error) {
-	e, err := c.Arithmetic.WithChildren(children...)
-	if err != nil {
-		return nil, err
-	}
-	a, ok := e.(*expression.Arithmetic)
-	if !ok {
-		return e, nil
-	}
-	return &checkedArith{Arithmetic: a}, nil
+	return rewrap(c.Arithmetic, children, func(a *expression.Arithmetic) sql.Expression { return &checkedArith{Arithmetic: a} })
 }
 
 func (c *checkedArith) Eval(ctx *sql.Context, row sql.Row) (any, error) {
@@ -642,14 +627,7 @@ type intMod struct{ *expression.Mod }
 func (m *intMod) Type() sql.Type { return types.Int64 }
 
 func (m *intMod) WithChildren(children ...sql.Expression) (sql.Expression, error) {
-	e, err := m.Mod.WithChildren(children...)
-	if err != nil {
-		return nil, err
-	}
-	if mod, ok := e.(*expression.Mod); ok {
-		return &intMod{Mod: mod}, nil
-	}
-	return e, nil
+	return rewrap(m.Mod, children, func(mod *expression.Mod) sql.Expression { return &intMod{Mod: mod} })
 }
 
 func (m *intMod) Eval(ctx *sql.Context, row sql.Row) (any, error) {

@@ -209,14 +209,7 @@ func (d *exactDiv) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 type exactArith struct{ *expression.Arithmetic }
 
 func (a *exactArith) WithChildren(c ...sql.Expression) (sql.Expression, error) {
-	e, err := a.Arithmetic.WithChildren(c...)
-	if err != nil {
-		return nil, err
-	}
-	if x, ok := e.(*expression.Arithmetic); ok {
-		return &exactArith{Arithmetic: x}, nil
-	}
-	return e, nil
+	return rewrap(a.Arithmetic, c, func(x *expression.Arithmetic) sql.Expression { return &exactArith{Arithmetic: x} })
 }
 
 func (a *exactArith) Eval(ctx *sql.Context, row sql.Row) (any, error) {
@@ -336,14 +329,7 @@ func (f *exactIf) Type() sql.Type {
 }
 
 func (f *exactIf) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
-	e, err := f.If.WithChildren(kids...)
-	if err != nil {
-		return nil, err
-	}
-	if x, ok := e.(*function.If); ok {
-		return &exactIf{If: x}, nil
-	}
-	return e, nil
+	return rewrap(f.If, kids, func(x *function.If) sql.Expression { return &exactIf{If: x} })
 }
 
 func (f *exactIf) Eval(ctx *sql.Context, row sql.Row) (any, error) {
@@ -365,14 +351,7 @@ func (f *exactIf) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 type exactCoalesce struct{ *function.Coalesce }
 
 func (c *exactCoalesce) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
-	e, err := c.Coalesce.WithChildren(kids...)
-	if err != nil {
-		return nil, err
-	}
-	if x, ok := e.(*function.Coalesce); ok {
-		return &exactCoalesce{Coalesce: x}, nil
-	}
-	return e, nil
+	return rewrap(c.Coalesce, kids, func(x *function.Coalesce) sql.Expression { return &exactCoalesce{Coalesce: x} })
 }
 
 // exactNullIf is NULLIF(a, b) of a DECIMAL a that may carry more digits
@@ -383,14 +362,7 @@ func (c *exactCoalesce) WithChildren(kids ...sql.Expression) (sql.Expression, er
 type exactNullIf struct{ *function.NullIf }
 
 func (n *exactNullIf) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
-	e, err := n.NullIf.WithChildren(kids...)
-	if err != nil {
-		return nil, err
-	}
-	if x, ok := e.(*function.NullIf); ok {
-		return &exactNullIf{NullIf: x}, nil
-	}
-	return e, nil
+	return rewrap(n.NullIf, kids, func(x *function.NullIf) sql.Expression { return &exactNullIf{NullIf: x} })
 }
 
 func (n *exactNullIf) Eval(ctx *sql.Context, row sql.Row) (any, error) {
@@ -467,14 +439,7 @@ func (c *exactCase) Type() sql.Type {
 }
 
 func (c *exactCase) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
-	e, err := c.Case.WithChildren(kids...)
-	if err != nil {
-		return nil, err
-	}
-	if x, ok := e.(*expression.Case); ok {
-		return &exactCase{Case: x}, nil
-	}
-	return e, nil
+	return rewrap(c.Case, kids, func(x *expression.Case) sql.Expression { return &exactCase{Case: x} })
 }
 
 func (c *exactCase) Eval(ctx *sql.Context, row sql.Row) (any, error) {

@@ -29,11 +29,7 @@ func newFormat(args ...sql.Expression) (sql.Expression, error) {
 }
 
 func (f *mariaFormat) WithChildren(c ...sql.Expression) (sql.Expression, error) {
-	e, err := f.Format.WithChildren(c...)
-	if err != nil {
-		return nil, err
-	}
-	return &mariaFormat{Format: e.(*function.Format)}, nil
+	return rewrap(f.Format, c, func(x *function.Format) sql.Expression { return &mariaFormat{Format: x} })
 }
 
 func (f *mariaFormat) Eval(ctx *sql.Context, row sql.Row) (any, error) {

@@ -260,14 +260,7 @@ func newNumNullIf(x *function.NullIf, kind byte) *numNullIf {
 }
 
 func (n *numNullIf) WithChildren(c ...sql.Expression) (sql.Expression, error) {
-	e, err := n.NullIf.WithChildren(c...)
-	if err != nil {
-		return nil, err
-	}
-	if x, ok := e.(*function.NullIf); ok {
-		return newNumNullIf(x, n.kind), nil
-	}
-	return e, nil
+	return rewrap(n.NullIf, c, func(x *function.NullIf) sql.Expression { return newNumNullIf(x, n.kind) })
 }
 
 func (n *numNullIf) Eval(ctx *sql.Context, row sql.Row) (any, error) {
@@ -338,14 +331,7 @@ type floatMod struct{ *expression.Mod }
 func (m *floatMod) Type() sql.Type { return types.Float64 }
 
 func (m *floatMod) WithChildren(children ...sql.Expression) (sql.Expression, error) {
-	e, err := m.Mod.WithChildren(children...)
-	if err != nil {
-		return nil, err
-	}
-	if mod, ok := e.(*expression.Mod); ok {
-		return &floatMod{Mod: mod}, nil
-	}
-	return e, nil
+	return rewrap(m.Mod, children, func(mod *expression.Mod) sql.Expression { return &floatMod{Mod: mod} })
 }
 
 func (m *floatMod) Eval(ctx *sql.Context, row sql.Row) (any, error) {

@@ -11,16 +11,18 @@ package sqlview
 // padSpaceRule runs last, on the analyzed plan, so index and join
 // planning saw the plain expressions (the point indexes match padded keys
 // themselves, index.go). It gives text operands of comparisons, BETWEEN,
-// IN, CASE x WHEN, NULLIF, ORDER BY keys and MIN/MAX a type whose Compare
-// pads (padText: the values themselves are untouched, so MIN and ORDER BY
-// show them as stored), and hash keys (GROUP BY, COUNT(DISTINCT), hash
-// joins) the value without trailing spaces (padKey). DISTINCT and UNION
-// DISTINCT are the exec builder's (padDistinctIter). LIKE does not pad in
-// MariaDB either ('a ' LIKE 'a' is 0) and is left alone.
+// IN, CASE x WHEN, NULLIF, ORDER BY keys, window PARTITION BY and ORDER
+// BY keys and MIN/MAX a type whose Compare pads (padText: the values
+// themselves are untouched, so MIN and ORDER BY show them as stored), and
+// hash keys (GROUP BY, COUNT(DISTINCT), hash joins) the value without
+// trailing spaces (padKey). DISTINCT, UNION DISTINCT, INTERSECT and
+// EXCEPT are the exec builder's (padDistinctIter, padSetIter). LIKE does
+// not pad in MariaDB either ('a ' LIKE 'a' is 0) and is left alone.
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 
@@ -352,71 +354,119 @@ func sortFields(ctx *sql.Context, fs sql.SortFields) (sql.SortFields, bool) {
 // padExpr pads the text operands of the comparisons in e.
 func padExpr(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 	return transform.Expr(e, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-		switch x := e.(type) {
-		case *plan.Subquery:
-			q, same, err := padNode(ctx, x.Query)
-			if err != nil || same == transform.SameTree {
-				return e, transform.SameTree, err
-			}
-			return x.WithQuery(q), transform.NewTree, nil
-		case *expression.Equals, *expression.NullSafeEquals, *expression.LessThan, *expression.LessThanOrEqual,
-			*expression.GreaterThan, *expression.GreaterThanOrEqual, *expression.Between:
-			return padChildren(ctx, e, e.Children()...)
-		case *expression.InTuple:
-			return padIn(ctx, e, x.Left(), x.Right())
-		case *expression.HashInTuple:
-			return padIn(ctx, e, x.Left(), x.Right())
-		case *expression.Case:
-			if x.Expr == nil {
-				return e, transform.SameTree, nil
-			}
-			ops := []sql.Expression{x.Expr}
-			for _, b := range x.Branches {
-				ops = append(ops, b.Cond)
-			}
-			if !allPadded(ops...) {
-				return e, transform.SameTree, nil
-			}
-			ps := padAll(ctx, ops...)
-			c := &expression.Case{Expr: ps[0], Else: x.Else}
-			for i, b := range x.Branches {
-				c.Branches = append(c.Branches, expression.CaseBranch{Cond: ps[i+1], Value: b.Value})
-			}
-			return c, transform.NewTree, nil
-		case *function.NullIf:
-			out, same, err := padChildren(ctx, e, x.LeftChild, x.RightChild)
-			if err != nil || same == transform.SameTree {
-				return e, transform.SameTree, err
-			}
-			return &typedAs{Expression: out, typ: x.Type()}, transform.NewTree, nil
-		case *function.StrCmp:
-			return &padStrCmp{StrCmp: x}, transform.NewTree, nil
-		case *aggregation.Min, *aggregation.Max:
-			if x.(sql.WindowAdaptableExpression).Window() != nil {
-				return e, transform.SameTree, nil
-			}
-			child := e.Children()[0]
-			if !padded(child.Type()) {
-				return e, transform.SameTree, nil
-			}
-			out, err := e.WithChildren(padAll(ctx, child)...)
-			if err != nil {
-				return nil, transform.SameTree, err
-			}
-			return &typedAgg{Aggregation: out.(sql.Aggregation), typ: e.Type()}, transform.NewTree, nil
-		case *aggregation.CountDistinct:
-			if x.Window() != nil {
-				return e, transform.SameTree, nil
-			}
-			ks, changed := keysOf(x.Children())
-			if !changed {
-				return e, transform.SameTree, nil
-			}
-			out, err := x.WithChildren(ks...)
-			return out, transform.NewTree, err
+		e, windowed := padWindow(ctx, e)
+		out, same, err := padOp(ctx, e)
+		if same == transform.SameTree {
+			same = windowed
 		}
-		return e, transform.SameTree, nil
+		return out, same, err
 	})
+}
+
+// padWindow pads a window's PARTITION BY keys and ORDER BY fields: the
+// window iterator sorts, splits partitions and finds peers by their
+// types' Compare.
+func padWindow(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity) {
+	w, ok := e.(sql.WindowAdaptableExpression)
+	if !ok || w.Window() == nil {
+		return e, transform.SameTree
+	}
+	def := w.Window()
+	parts, changed := make([]sql.Expression, len(def.PartitionBy)), false
+	for i, p := range def.PartitionBy {
+		parts[i] = p
+		if padded(p.Type()) {
+			parts[i], changed = padAll(ctx, p)[0], true
+		}
+	}
+	fs, sorted := make(sql.SortFields, len(def.OrderBy)), false
+	for i, f := range def.OrderBy {
+		fs[i] = f
+		if padded(f.Column.Type()) {
+			// Peers (RANK, frames) compare values with !=, so the
+			// key is also the value without trailing spaces.
+			fs[i].Column, sorted = padAll(ctx, &padKey{child: f.Column})[0], true
+		}
+	}
+	if !changed && !sorted {
+		return e, transform.SameTree
+	}
+	return w.WithWindow(sql.NewWindowDefinition(parts, fs, def.Frame, def.Ref, def.Name)), transform.NewTree
+}
+
+// padOp pads the text operands of e when it is a comparison.
+func padOp(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	switch x := e.(type) {
+	case *plan.Subquery:
+		q, same, err := padNode(ctx, x.Query)
+		if err != nil || same == transform.SameTree {
+			return e, transform.SameTree, err
+		}
+		return x.WithQuery(q), transform.NewTree, nil
+	case *expression.Equals, *expression.NullSafeEquals, *expression.LessThan, *expression.LessThanOrEqual,
+		*expression.GreaterThan, *expression.GreaterThanOrEqual, *expression.Between:
+		return padChildren(ctx, e, e.Children()...)
+	case *expression.InTuple:
+		return padIn(ctx, e, x.Left(), x.Right())
+	case *expression.HashInTuple:
+		return padIn(ctx, e, x.Left(), x.Right())
+	case *expression.Case:
+		if x.Expr == nil {
+			return e, transform.SameTree, nil
+		}
+		ops := []sql.Expression{x.Expr}
+		for _, b := range x.Branches {
+			ops = append(ops, b.Cond)
+		}
+		if !allPadded(ops...) {
+			return e, transform.SameTree, nil
+		}
+		ps := padAll(ctx, ops...)
+		c := &expression.Case{Expr: ps[0], Else: x.Else}
+		for i, b := range x.Branches {
+			c.Branches = append(c.Branches, expression.CaseBranch{Cond: ps[i+1], Value: b.Value})
+		}
+		return c, transform.NewTree, nil
+	case *function.NullIf:
+		out, same, err := padChildren(ctx, e, x.LeftChild, x.RightChild)
+		if err != nil || same == transform.SameTree {
+			return e, transform.SameTree, err
+		}
+		return &typedAs{Expression: out, typ: x.Type()}, transform.NewTree, nil
+	case *function.StrCmp:
+		return &padStrCmp{StrCmp: x}, transform.NewTree, nil
+	case *framedAgg:
+		out, same, err := padOp(ctx, x.Aggregation)
+		if err != nil || same == transform.SameTree {
+			return e, transform.SameTree, err
+		}
+		agg, ok := out.(sql.Aggregation)
+		if !ok {
+			return nil, transform.SameTree, fmt.Errorf("padded window aggregate %T", out)
+		}
+		return &framedAgg{Aggregation: agg}, transform.NewTree, nil
+	case *aggregation.Min, *aggregation.Max:
+		child := e.Children()[0]
+		if !padded(child.Type()) {
+			return e, transform.SameTree, nil
+		}
+		out, err := e.WithChildren(padAll(ctx, child)...)
+		if err != nil {
+			return nil, transform.SameTree, err
+		}
+		return &typedAgg{Aggregation: out.(sql.Aggregation), typ: e.Type()}, transform.NewTree, nil
+	case *aggregation.CountDistinct:
+		if x.Window() != nil {
+			return e, transform.SameTree, nil
+		}
+		ks, changed := keysOf(x.Children())
+		if !changed {
+			return e, transform.SameTree, nil
+		}
+		out, err := x.WithChildren(ks...)
+		return out, transform.NewTree, err
+	}
+	return e, transform.SameTree, nil
 }
 
 // padChildren rebuilds op with its operands padded when all are text.
@@ -443,14 +493,27 @@ func padIn(ctx *sql.Context, op, left, right sql.Expression) (sql.Expression, tr
 }
 
 // padSetOp makes UNION DISTINCT of text a padded DISTINCT over UNION ALL,
-// with the union's ORDER BY, OFFSET and LIMIT above it.
+// INTERSECT and EXCEPT of text a bare one the exec builder answers padded
+// (padSetIter): INTERSECT DISTINCT under a padded DISTINCT, EXCEPT DISTINCT
+// over padded DISTINCT sides (as go-mysql-server's). The set operation's
+// ORDER BY, OFFSET and LIMIT go above it.
 func padSetOp(ctx *sql.Context, x *plan.SetOp) (sql.Node, transform.TreeIdentity, error) {
-	if !x.Distinct || x.SetOpType != plan.UnionType || !anyPadded(x.Schema()) {
+	if !anyPadded(x.Schema()) || (x.SetOpType == plan.UnionType && !x.Distinct) || bareSetOp(x) {
 		return x, transform.SameTree, nil
 	}
 	all := *x
 	all.Distinct, all.Limit, all.Offset, all.SortFields = false, nil, nil, nil
-	var n sql.Node = plan.NewDistinct(&all)
+	var n sql.Node = &all
+	switch {
+	case x.Distinct && x.SetOpType == plan.ExceptType:
+		sides, err := all.WithChildren(plan.NewDistinct(x.Left()), plan.NewDistinct(x.Right()))
+		if err != nil {
+			return nil, transform.SameTree, fmt.Errorf("pad EXCEPT: %w", err)
+		}
+		n = sides
+	case x.Distinct:
+		n = plan.NewDistinct(&all)
+	}
 	if len(x.SortFields) > 0 {
 		fs, _ := sortFields(ctx, x.SortFields)
 		n = plan.NewSort(fs, n)
@@ -462,6 +525,13 @@ func padSetOp(ctx *sql.Context, x *plan.SetOp) (sql.Node, transform.TreeIdentity
 		n = plan.NewLimit(x.Limit, n)
 	}
 	return n, transform.NewTree, nil
+}
+
+// bareSetOp is whether x is INTERSECT or EXCEPT ALL without ORDER BY,
+// OFFSET or LIMIT: what padSetIter answers.
+func bareSetOp(x *plan.SetOp) bool {
+	return (x.SetOpType == plan.IntersectType || x.SetOpType == plan.ExceptType) &&
+		!x.Distinct && x.Limit == nil && x.Offset == nil && len(x.SortFields) == 0
 }
 
 func anyPadded(s sql.Schema) bool {
@@ -478,38 +548,61 @@ func anyPadded(s sql.Schema) bool {
 // is the one shown, as in MariaDB.
 type padDistinctIter struct {
 	child sql.RowIter
-	pad   []bool
+	keys  padHasher
 	// seen is go-mysql-server's cache for DISTINCT, which charges each
 	// entry to the statement (budget.go).
 	seen    sql.KeyValueCache
 	dispose sql.DisposeFunc
-	key     sql.Row
 }
 
 func newPadDistinctIter(ctx *sql.Context, child sql.RowIter, s sql.Schema) *padDistinctIter {
+	seen, dispose := ctx.Memory.NewHistoryCache()
+	return &padDistinctIter{child: child, keys: newPadHasher(s), seen: seen, dispose: dispose}
+}
+
+// padHasher hashes rows with their text columns' trailing spaces cut, so
+// rows equal under PAD SPACE hash alike.
+type padHasher struct {
+	pad []bool
+	key sql.Row
+}
+
+func newPadHasher(s sql.Schema) padHasher {
 	pad := make([]bool, len(s))
 	for i, c := range s {
 		pad[i] = padded(c.Type)
 	}
-	seen, dispose := ctx.Memory.NewHistoryCache()
-	return &padDistinctIter{child: child, pad: pad, seen: seen, dispose: dispose}
+	return padHasher{pad: pad}
+}
+
+func (h *padHasher) hash(ctx *sql.Context, row sql.Row) (uint64, error) {
+	h.key = append(h.key[:0], row...)
+	for i, v := range h.key {
+		if s, ok := v.(string); ok && i < len(h.pad) && h.pad[i] {
+			h.key[i] = strings.TrimRight(s, " ")
+		}
+	}
+	return sql.HashOf(ctx, h.key)
+}
+
+// next is iter's next row and its hash.
+func (h *padHasher) next(ctx *sql.Context, iter sql.RowIter) (sql.Row, uint64, error) {
+	row, err := iter.Next(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	k, err := h.hash(ctx, row)
+	if err != nil {
+		return nil, 0, fmt.Errorf("padded row key: %w", err)
+	}
+	return row, k, nil
 }
 
 func (d *padDistinctIter) Next(ctx *sql.Context) (sql.Row, error) {
 	for {
-		row, err := d.child.Next(ctx)
+		row, h, err := d.keys.next(ctx, d.child)
 		if err != nil {
 			return nil, err
-		}
-		d.key = append(d.key[:0], row...)
-		for i, v := range d.key {
-			if s, ok := v.(string); ok && i < len(d.pad) && d.pad[i] {
-				d.key[i] = strings.TrimRight(s, " ")
-			}
-		}
-		h, err := sql.HashOf(ctx, d.key)
-		if err != nil {
-			return nil, fmt.Errorf("distinct: %w", err)
 		}
 		if _, err := d.seen.Get(h); err == nil {
 			continue
@@ -529,16 +622,63 @@ func (d *padDistinctIter) Close(ctx *sql.Context) error {
 	return d.child.Close(ctx)
 }
 
+// padSetIter is INTERSECT ALL or EXCEPT ALL with text columns compared
+// padded: each right row, counted by its padded key, matches one left row
+// (go-mysql-server's IntersectIter and ExceptIter hash whole values).
+type padSetIter struct {
+	left, right sql.RowIter
+	except      bool
+	keys        padHasher
+	counts      map[uint64]int
+}
+
+func newPadSetIter(left, right sql.RowIter, except bool, s sql.Schema) *padSetIter {
+	return &padSetIter{left: left, right: right, except: except, keys: newPadHasher(s)}
+}
+
+func (p *padSetIter) Next(ctx *sql.Context) (sql.Row, error) {
+	if p.counts == nil {
+		p.counts = map[uint64]int{}
+		for {
+			_, h, err := p.keys.next(ctx, p.right)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			p.counts[h]++
+		}
+	}
+	for {
+		row, h, err := p.keys.next(ctx, p.left)
+		if err != nil {
+			return nil, err
+		}
+		matched := p.counts[h] > 0
+		if matched {
+			p.counts[h]--
+		}
+		if matched != p.except {
+			return row, nil
+		}
+	}
+}
+
+func (p *padSetIter) Close(ctx *sql.Context) error {
+	lerr := p.left.Close(ctx)
+	if err := p.right.Close(ctx); err != nil {
+		return err
+	}
+	return lerr
+}
+
 // padStrCmp is STRCMP compared PAD SPACE (STRCMP('a', 'a ') is 0) unless
 // its collation is binary.
 type padStrCmp struct{ *function.StrCmp }
 
 func (p *padStrCmp) WithChildren(c ...sql.Expression) (sql.Expression, error) {
-	e, err := p.StrCmp.WithChildren(c...)
-	if err != nil {
-		return nil, err
-	}
-	return &padStrCmp{StrCmp: e.(*function.StrCmp)}, nil
+	return rewrap(p.StrCmp, c, func(x *function.StrCmp) sql.Expression { return &padStrCmp{StrCmp: x} })
 }
 
 func (p *padStrCmp) Eval(ctx *sql.Context, row sql.Row) (any, error) {
