@@ -955,10 +955,6 @@ func (m *model) reduce(ctx context.Context) error {
 	return nil
 }
 
-// translated returns stack i's node names (translate), once reduce has
-// named every location.
-func (m *model) translated(i int) []int32 { return m.translate(m.stacks[i].locs, nil) }
-
 // unparse is jeprof's Unparse for heap profiles.
 func (m *model) unparse(v float64) string {
 	if m.kind == kindObjects {

@@ -117,7 +117,7 @@ func TestSummarizeMatchesGraph(t *testing.T) {
 			want := map[string]float64{}
 			for si := range m.stacks {
 				var fr []string
-				for _, id := range m.translated(si) {
+				for _, id := range m.translate(m.stacks[si].locs, nil) { // the stack's node names, once reduce has named every location
 					fr = append(fr, m.names[id])
 				}
 				slices.Reverse(fr)

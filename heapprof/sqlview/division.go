@@ -182,18 +182,11 @@ func (d *exactDiv) Type() sql.Type {
 }
 
 func (d *exactDiv) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	var ops [2]decimal.Decimal
-	var fr [2]int
-	for i, e := range []sql.Expression{d.LeftChild, d.RightChild} {
-		v, err := e.Eval(ctx, row)
-		if err != nil || v == nil {
-			return nil, err
-		}
-		if ops[i], err = exactValue(ctx, e.Type(), v); err != nil {
-			return nil, err
-		}
-		fr[i] = fracDigitsOf(ops[i], e.Type())
+	ops, null, err := exactOperands(ctx, row, d.LeftChild, d.RightChild)
+	if null || err != nil {
+		return nil, err
 	}
+	fr := [2]int{fracDigitsOf(ops[0], d.LeftChild.Type()), fracDigitsOf(ops[1], d.RightChild.Type())}
 	q, ok := mariaDiv(ops[0], ops[1], fr[0], fr[1], divPrecisionIncrement)
 	if !ok {
 		ctx.Warn(erDivisionByZero, "Division by 0")
@@ -213,15 +206,9 @@ func (a *exactArith) WithChildren(c ...sql.Expression) (sql.Expression, error) {
 }
 
 func (a *exactArith) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	var ops [2]decimal.Decimal
-	for i, e := range []sql.Expression{a.LeftChild, a.RightChild} {
-		v, err := e.Eval(ctx, row)
-		if err != nil || v == nil {
-			return nil, err
-		}
-		if ops[i], err = exactValue(ctx, e.Type(), v); err != nil {
-			return nil, err
-		}
+	ops, null, err := exactOperands(ctx, row, a.LeftChild, a.RightChild)
+	if null || err != nil {
+		return nil, err
 	}
 	switch a.Op {
 	case sqlparser.PlusStr:
@@ -627,15 +614,9 @@ func (d *exactIntDiv) WithChildren(c ...sql.Expression) (sql.Expression, error) 
 }
 
 func (d *exactIntDiv) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	var ops [2]decimal.Decimal
-	for i, e := range []sql.Expression{d.LeftChild, d.RightChild} {
-		v, err := e.Eval(ctx, row)
-		if err != nil || v == nil {
-			return nil, err
-		}
-		if ops[i], err = exactValue(ctx, e.Type(), v); err != nil {
-			return nil, err
-		}
+	ops, null, err := exactOperands(ctx, row, d.LeftChild, d.RightChild)
+	if null || err != nil {
+		return nil, err
 	}
 	if ops[1].IsZero() {
 		ctx.Warn(erDivisionByZero, "Division by 0")
@@ -754,4 +735,19 @@ func materialized(n sql.Node) bool {
 			return false
 		}
 	}
+}
+
+// exactOperands evaluates the two operands of an exact arithmetic
+// operator as decimals; null when either is NULL.
+func exactOperands(ctx *sql.Context, row sql.Row, left, right sql.Expression) (ops [2]decimal.Decimal, null bool, err error) {
+	for i, e := range [2]sql.Expression{left, right} {
+		v, err := e.Eval(ctx, row)
+		if err != nil || v == nil {
+			return ops, v == nil, err
+		}
+		if ops[i], err = exactValue(ctx, e.Type(), v); err != nil {
+			return ops, false, err
+		}
+	}
+	return ops, false, nil
 }

@@ -95,7 +95,7 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 	// (infoschema.go).
 	a.Catalog.InfoSchema = &infoSchemaDB{Database: a.Catalog.InfoSchema, keys: keys}
 	gms := sqle.New(a, &sqle.Config{IsReadOnly: true})
-	return &Engine{gms: gms, opts: opts, keys: tableKeyFlags(pro.db.tables)}, nil
+	return &Engine{gms: gms, opts: opts, keys: keys.cols}, nil
 }
 
 // Close releases the engine's background resources.

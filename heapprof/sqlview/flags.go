@@ -45,25 +45,6 @@ const (
 // table and column.
 type keyFlags map[string]map[string]uint16
 
-func tableKeyFlags(tables map[string]sql.Table) keyFlags {
-	out := keyFlags{}
-	for name, t := range tables {
-		it, ok := t.(*indexedTable)
-		if !ok {
-			continue
-		}
-		out[name] = map[string]uint16{}
-		for _, x := range it.indexes {
-			f := flagMultipleKey | flagPartKey
-			if x.col.PrimaryKey {
-				f = flagPriKey | flagPartKey
-			}
-			out[name][x.col.Name] = f
-		}
-	}
-	return out
-}
-
 // colFlags is a column's flags as derived, or -1 for go-mysql-server's.
 type colFlags int32
 

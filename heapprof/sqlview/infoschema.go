@@ -111,23 +111,34 @@ func columnPrivileges(ctx *sql.Context) string {
 	return ""
 }
 
-// schemaKeys are facts about the heapprof tables' keys that go-mysql-server
-// is not told: the unique ones, by table and index name.
-type schemaKeys map[string]map[string]bool
+// schemaKeys are the heapprof tables' keys as clients see them, read once
+// from their indexes (index.go): the key flags of their columns in result
+// sets (flags.go), and their unique indexes, which go-mysql-server is not
+// told (information_schema, SHOW INDEX).
+type schemaKeys struct {
+	cols    keyFlags
+	uniques map[string]map[string]bool // by table and index name
+}
 
 func newSchemaKeys(tables map[string]sql.Table) schemaKeys {
-	keys := schemaKeys{}
+	keys := schemaKeys{cols: keyFlags{}, uniques: map[string]map[string]bool{}}
 	for name, t := range tables {
 		it, ok := t.(*indexedTable)
 		if !ok {
 			continue
 		}
+		keys.cols[name] = map[string]uint16{}
 		for _, x := range it.indexes {
+			f := flagMultipleKey | flagPartKey
+			if x.col.PrimaryKey {
+				f = flagPriKey | flagPartKey
+			}
+			keys.cols[name][x.col.Name] = f
 			if x.unique {
-				if keys[name] == nil {
-					keys[name] = map[string]bool{}
+				if keys.uniques[name] == nil {
+					keys.uniques[name] = map[string]bool{}
 				}
-				keys[name][x.ID()] = true
+				keys.uniques[name][x.ID()] = true
 			}
 		}
 	}
@@ -139,7 +150,7 @@ func (k schemaKeys) unique(db, table, index any) bool {
 	d, _ := db.(string)
 	t, _ := table.(string)
 	x, _ := index.(string)
-	return strings.EqualFold(d, SchemaName) && k[strings.ToLower(t)][x]
+	return strings.EqualFold(d, SchemaName) && k.uniques[strings.ToLower(t)][x]
 }
 
 // rowFix corrects one row in place.

@@ -120,25 +120,10 @@ func deriveMeta(ctx *sql.Context, n sql.Node) []*colMeta {
 
 // passThrough are nodes whose rows are their child's.
 func passThrough(n sql.Node) (sql.Node, bool) {
-	switch n := n.(type) {
-	case *plan.Filter:
-		return n.Child, true
-	case *plan.Having:
-		return n.Child, true
-	case *plan.Sort:
-		return n.Child, true
-	case *plan.TopN:
-		return n.Child, true
-	case *plan.Limit:
-		return n.Child, true
-	case *plan.Offset:
-		return n.Child, true
-	case *plan.Distinct:
-		return n.Child, true
-	case *plan.OrderedDistinct:
-		return n.Child, true
-	case *plan.SubqueryAlias:
-		return n.Child, true
+	switch n.(type) {
+	case *plan.Filter, *plan.Having, *plan.Sort, *plan.TopN, *plan.Limit, *plan.Offset,
+		*plan.Distinct, *plan.OrderedDistinct, *plan.SubqueryAlias:
+		return n.Children()[0], true
 	}
 	return nil, false
 }
