@@ -79,8 +79,13 @@ func TestPrometheusAsGoNodeOverSQL(t *testing.T) {
 	if err != nil || !strings.HasPrefix(out, "digraph ") || !strings.Contains(out, ".(*") {
 		t.Fatalf("Prometheus dump: %v\n%.500s", err, out)
 	}
-	if regexp.MustCompile(`[a-z0-9]\.\.[A-Za-z]`).MatchString(out) {
-		t.Errorf("a Go method lost its receiver (jeprof's C++ shortening):\n%s", out)
+	// A method whose receiver jeprof's C++ shortening dropped reads
+	// pkg..Method; Go itself names closures in package-level initializers
+	// pkg.glob..funcN (sampled only now and then), which is right.
+	for _, name := range regexp.MustCompile(`[\w./]*[a-z0-9]\.\.[A-Za-z]\w*`).FindAllString(out, -1) {
+		if !regexp.MustCompile(`\.glob\.\.func\d+$`).MatchString(name) {
+			t.Errorf("a Go method lost its receiver (jeprof's C++ shortening): %s in\n%s", name, out)
+		}
 	}
 	dot := exec.Command("dot", "-Tsvg")
 	dot.Stdin = strings.NewReader(out)
