@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
 	"slices"
 	"sort"
@@ -393,6 +394,7 @@ func (x *dwarfIndex) predecode(pcs []uint64, delta uint64) {
 		}
 		want[off] = append(want[off], a)
 	}
+	x.planUnits(slices.Concat(slices.Collect(maps.Values(want))...))
 	var ahead []*preUnit
 	n := 0
 	for _, off := range need {
@@ -429,6 +431,21 @@ func (x *dwarfIndex) predecode(pcs []uint64, delta uint64) {
 			}
 		}()
 	}
+}
+
+// planUnits tells a compressed .debug_info which units the addresses will
+// read: every unit whose ranges hold one, which addr2line tries in turn.
+func (x *dwarfIndex) planUnits(addrs []uint64) {
+	if x.raw == nil || !x.byHeader || x.raw.info.plain != nil || len(addrs) == 0 {
+		return
+	}
+	var starts []int
+	for _, a := range addrs {
+		for _, off := range x.unitsFor(a) {
+			starts = append(starts, int(off))
+		}
+	}
+	x.raw.info.plan(starts)
 }
 
 // covers reports whether the sorted addresses sub are all in the sorted want.
@@ -494,6 +511,7 @@ func (x *dwarfIndex) inBatches(pcs []uint64, delta uint64, known func(uint64) bo
 				want[g.off] = g.addrs
 			}
 		}
+		x.planUnits(slices.Concat(slices.Collect(maps.Values(want))...))
 		return x.loadAll(need, want)
 	}
 	var next func() map[dwarf.Offset]*unitInfo

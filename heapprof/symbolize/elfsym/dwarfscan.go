@@ -421,7 +421,7 @@ func (x *rawDWARF) parseHeader(start int) (unitHeader, error) {
 	if start < 0 {
 		return unitHeader{}, fmt.Errorf("unit header at negative offset %d", start)
 	}
-	info := x.info.prefix(start + 24)
+	info := x.info.slice(start, start+24)
 	r := &reader{b: info, off: start}
 	h := unitHeader{start: start, offSize: 4}
 	length := r.fixed(4)
@@ -491,7 +491,7 @@ func (x *rawDWARF) scanUnit(h unitHeader, base uint64, want []uint64, fn func(*s
 	if err != nil {
 		return err
 	}
-	info := x.info.prefix(h.end)
+	info := x.info.slice(h.start, h.end)
 	if len(info) < h.end {
 		return fmt.Errorf("unit at %#x: .debug_info cannot be read", h.start)
 	}
@@ -780,8 +780,8 @@ func (x *rawDWARF) attrString(a *nameAttr) string {
 	case strInLineStr:
 		return cstringAt(x.lineStr, a.strOff)
 	case strInInfo:
-		// The unit holding it was read whole (prefix(h.end)).
-		b := x.info.prefix(int(a.strOff) + 1)
+		// The unit holding it was read whole (slice(h.start, h.end)).
+		b := x.info.slice(int(a.strOff), int(a.strOff)+1)
 		if bytes.IndexByte(b[min(int(a.strOff), len(b)):], 0) < 0 {
 			b, _ = x.info.all()
 		}
@@ -930,7 +930,7 @@ func (x *rawDWARF) readUnitEntry(h unitHeader) (unitEntry, error) {
 	if err != nil {
 		return e, err
 	}
-	info := x.info.prefix(h.end)
+	info := x.info.slice(h.start, h.end)
 	if len(info) < h.end {
 		return e, fmt.Errorf("unit at %#x: .debug_info cannot be read", h.start)
 	}
@@ -991,7 +991,7 @@ func (x *rawDWARF) dieNames(h unitHeader, off int) ([]nameAttr, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := x.info.prefix(h.end)
+	info := x.info.slice(h.start, h.end)
 	if len(info) < h.end {
 		return nil, fmt.Errorf("unit at %#x: .debug_info cannot be read", h.start)
 	}
