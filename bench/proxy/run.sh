@@ -213,7 +213,7 @@ median() {
 # this script (select1).
 workload() { if [[ -f $repo/bench/proxy/$1.lua ]]; then echo "$repo/bench/proxy/$1.lua"; else echo "$1"; fi; }
 read -r -a targets <<<"$TARGETS"
-declare -A qps p95 cpu
+declare -A qps p95 cpu rounds pair
 for w in $WORKLOADS; do
 	for th in $THREADS; do
 		declare -A rq=() rp=() nq=() nt=()
@@ -260,6 +260,16 @@ for w in $WORKLOADS; do
 		for tg in "${targets[@]}"; do
 			# shellcheck disable=SC2086 # word splitting of the per-round lists is wanted
 			qps[$w.$th.$tg]=$(median ${rq[$tg]})
+			rounds[$w.$th.$tg]=$(printf '%s\n' ${rq[$tg]} | awk '{printf "%s%.1f", (NR > 1 ? " " : ""), $1 / 1000}')
+			# Each round's ratio to HAProxy's QPS in the same round (the two
+			# ran back to back), as min-median-max: how far one cell moves
+			# from round to round.
+			if [[ $tg != direct && $tg != haproxy && -n ${rq[haproxy]:-} ]]; then
+				# shellcheck disable=SC2086
+				pair[$w.$th.$tg]=$(paste <(printf '%s\n' ${rq[$tg]}) <(printf '%s\n' ${rq[haproxy]}) |
+					awk '{print $1 / $2}' | sort -g |
+					awk '{a[NR] = $1} END {m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.2f-%.2f-%.2f", a[1], m, a[NR]}')
+			fi
 			# shellcheck disable=SC2086
 			p95[$w.$th.$tg]=$(median ${rp[$tg]})
 			cpu[$w.$th.$tg]=-
@@ -283,8 +293,11 @@ report() {
 	echo "everything on 127.0.0.1 sharing the same CPUs."
 	echo "CPU s/10k q is the proxy process's utime+stime per 10,000 sysbench queries."
 	echo
-	echo "| workload | threads | target | QPS | p95 ms | /HAProxy | /direct | CPU s/10k q |"
-	echo "|---|---:|---|---:|---:|---:|---:|---:|"
+	echo "Rounds: each round's QPS (thousands), in round order. /HAProxy by round: min-median-max of each"
+	echo "round's QPS over HAProxy's in the same round."
+	echo
+	echo "| workload | threads | target | QPS | p95 ms | /HAProxy | /direct | CPU s/10k q | rounds (kQPS) | /HAProxy by round |"
+	echo "|---|---:|---|---:|---:|---:|---:|---:|---|---|"
 	for w in $WORKLOADS; do
 		for th in $THREADS; do
 			for tg in $TARGETS; do
@@ -293,7 +306,8 @@ report() {
 				vd=-
 				[[ $tg != direct && $tg != haproxy ]] && vh=$(ratio "${qps[$k]}" "${qps[$w.$th.haproxy]:-}")
 				[[ $tg != direct ]] && vd=$(ratio "${qps[$k]}" "${qps[$w.$th.direct]:-}")
-				printf '| %s | %s | %s | %.0f | %s | %s | %s | %s |\n' "$w" "$th" "$tg" "${qps[$k]}" "${p95[$k]}" "$vh" "$vd" "${cpu[$k]}"
+				printf '| %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s |\n' "$w" "$th" "$tg" "${qps[$k]}" "${p95[$k]}" "$vh" "$vd" "${cpu[$k]}" \
+					"${rounds[$k]}" "${pair[$k]:--}"
 			done
 		done
 	done
