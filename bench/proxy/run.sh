@@ -13,6 +13,7 @@ TARGETS=${TARGETS:-"direct haproxy heapproxy"}          # any subset, in this or
 TABLE_SIZE=${TABLE_SIZE:-100000}                        # rows per sysbench table
 TABLES=${TABLES:-1}
 WARMUP=${WARMUP:-5}                                     # seconds of direct load before measuring
+PERFSTAT=${PERFSTAT:-0}                                 # 1: perf stat per query on each proxy (system calls, context switches)
 ROUNDS=${ROUNDS:-1}                                     # rounds per cell; the table shows medians
 HEAPPROXY_BIN=${HEAPPROXY_BIN:-}                        # prebuilt binary; default: go build ./cmd/heapproxy
 OUT=${OUT:-}                                            # also write the markdown table to this file
@@ -102,6 +103,10 @@ cpu_ticks() {
 }
 
 clk_tck=$(getconf CLK_TCK)
+
+# cpu_idle prints the machine's idle and total CPU time so far, in ticks
+# (/proc/stat's first line: idle and iowait against every field).
+cpu_idle() { awk '$1 == "cpu" {t = 0; for (i = 2; i <= NF; i++) t += $i; print $5 + $6, $9, t; exit}' /proc/stat; }
 runas=()
 [[ $(id -u) == 0 ]] && runas=(--user=root)
 
@@ -213,10 +218,10 @@ median() {
 # this script (select1).
 workload() { if [[ -f $repo/bench/proxy/$1.lua ]]; then echo "$repo/bench/proxy/$1.lua"; else echo "$1"; fi; }
 read -r -a targets <<<"$TARGETS"
-declare -A qps p95 cpu rounds pair
+declare -A qps p95 cpu rounds pair idle pstat dbcpu steal
 for w in $WORKLOADS; do
 	for th in $THREADS; do
-		declare -A rq=() rp=() nq=() nt=()
+		declare -A rq=() rp=() nq=() nt=() ri=() ps=() nd=() rs=()
 		for ((r = 0; r < ROUNDS; r++)); do
 			# Each round starts with the next target, so none always runs first.
 			for ((i = 0; i < ${#targets[@]}; i++)); do
@@ -224,7 +229,15 @@ for w in $WORKLOADS; do
 				out="$tmp/$w.$th.$tg.$r.log"
 				log "$w threads=$th via $tg (${DURATION}s, round $((r + 1))/$ROUNDS)"
 				[[ -n ${pid[$tg]} ]] && c0=$(cpu_ticks "${pid[$tg]}")
+				read -r i0 s0 t0 < <(cpu_idle)
+				d0=$(cpu_ticks "$dbpid")
 				perfpid=
+				statpid=
+				if [[ $PERFSTAT == 1 && -n ${pid[$tg]} ]]; then
+					perf stat -x, -e task-clock,context-switches,cpu-migrations,raw_syscalls:sys_enter \
+						-p "${pid[$tg]}" -o "$tmp/perfstat.$w.$th.$tg.$r.csv" -- sleep "$DURATION" >/dev/null 2>&1 &
+					statpid=$!
+				fi
 				if [[ $PROFILE == 1 && $tg == heapproxy* ]]; then
 					perf record -F 499 -g -p "${pid[$tg]}" -o "$tmp/perf.$w.$th.$tg.$r.data" -- sleep "$DURATION" \
 						>"$tmp/perf.$w.$th.$tg.$r.log" 2>&1 &
@@ -242,12 +255,26 @@ for w in $WORKLOADS; do
 					} 2>/dev/null | grep -v '^$' >"$tmp/profile.$w.$th.$tg.$r.txt" || true
 					log "heapproxy profile: $tmp/profile.$w.$th.$tg.$r.txt"
 				fi
+				read -r i1 s1 t1 < <(cpu_idle)
+				d1=$(cpu_ticks "$dbpid")
+				nd[$tg]=$((${nd[$tg]:-0} + d1 - d0))
+				ri[$tg]+=" $(awk -v a=$((i1 - i0)) -v b=$((t1 - t0)) 'BEGIN {printf "%.1f", (b > 0 ? 100 * a / b : 0)}')"
+				rs[$tg]+=" $(awk -v a=$((s1 - s0)) -v b=$((t1 - t0)) 'BEGIN {printf "%.1f", (b > 0 ? 100 * a / b : 0)}')"
+				if [[ -n $statpid ]]; then
+					wait "$statpid" || die "perf stat failed on $tg"
+				fi
 				# "queries:   123456 (6172.80 per sec.)" and "95th percentile:   1.23"
 				queries=$(awk '$1 == "queries:" {print $2}' "$out")
 				q=$(awk '$1 == "queries:" {gsub(/\(/, "", $3); print $3}' "$out")
 				p=$(awk '$1 == "95th" {print $3}' "$out")
 				[[ -n $queries && -n $q && -n $p ]] || die "cannot read sysbench output $out"
 				rq[$tg]+=" $q"
+				if [[ -n $statpid ]]; then
+					# Per query, over this round's queries (perf stat ran as long as sysbench).
+					ps[$tg]+=$(awk -F, -v q="$queries" '$3 == "task-clock" {c = $1} $3 == "context-switches" {x = $1}
+						$3 == "cpu-migrations" {m = $1} $3 == "raw_syscalls:sys_enter" {s = $1}
+						END {printf " %.2f/%.2f/%.3f/%.1f", s / q, x / q, m / q, 1000 * c / q}' "$tmp/perfstat.$w.$th.$tg.$r.csv")
+				fi
 				rp[$tg]+=" $p"
 				nq[$tg]=$((${nq[$tg]:-0} + queries))
 				if [[ -n ${pid[$tg]} ]]; then
@@ -260,6 +287,11 @@ for w in $WORKLOADS; do
 		for tg in "${targets[@]}"; do
 			# shellcheck disable=SC2086 # word splitting of the per-round lists is wanted
 			qps[$w.$th.$tg]=$(median ${rq[$tg]})
+			# shellcheck disable=SC2086
+			idle[$w.$th.$tg]=$(median ${ri[$tg]})
+			steal[$w.$th.$tg]=$(printf '%s\n' ${rs[$tg]} | paste -sd' ')
+			pstat[$w.$th.$tg]=${ps[$tg]:-}
+			dbcpu[$w.$th.$tg]=$(awk -v d="${nd[$tg]}" -v hz="$clk_tck" -v q="${nq[$tg]}" 'BEGIN {printf "%.3f", d / hz / q * 10000}')
 			rounds[$w.$th.$tg]=$(printf '%s\n' ${rq[$tg]} | awk '{printf "%s%.1f", (NR > 1 ? " " : ""), $1 / 1000}')
 			# Each round's ratio to HAProxy's QPS in the same round (the two
 			# ran back to back), as min-median-max: how far one cell moves
@@ -278,7 +310,7 @@ for w in $WORKLOADS; do
 					'BEGIN {printf "%.3f", d / hz / q * 10000}')
 			fi
 		done
-		unset rq rp nq nt
+		unset rq rp nq nt ri ps nd rs
 	done
 done
 
@@ -296,8 +328,12 @@ report() {
 	echo "Rounds: each round's QPS (thousands), in round order. /HAProxy by round: min-median-max of each"
 	echo "round's QPS over HAProxy's in the same round."
 	echo
-	echo "| workload | threads | target | QPS | p95 ms | /HAProxy | /direct | CPU s/10k q | rounds (kQPS) | /HAProxy by round |"
-	echo "|---|---:|---|---:|---:|---:|---:|---:|---|---|"
+	echo "MariaDB s/10k q: the same for mariadbd (what a path costs the database)."
+	echo "Idle: the machine's idle CPU during the run, median over rounds (all CPUs busy: 0). Steal: the CPU"
+	echo "time the hypervisor gave other guests, by round (a busy host slows a round down whatever the target)."
+	echo
+	echo "| workload | threads | target | QPS | p95 ms | /HAProxy | /direct | CPU s/10k q | MariaDB s/10k q | idle % | steal % by round | rounds (kQPS) | /HAProxy by round |"
+	echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|"
 	for w in $WORKLOADS; do
 		for th in $THREADS; do
 			for tg in $TARGETS; do
@@ -306,10 +342,28 @@ report() {
 				vd=-
 				[[ $tg != direct && $tg != haproxy ]] && vh=$(ratio "${qps[$k]}" "${qps[$w.$th.haproxy]:-}")
 				[[ $tg != direct ]] && vd=$(ratio "${qps[$k]}" "${qps[$w.$th.direct]:-}")
-				printf '| %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s |\n' "$w" "$th" "$tg" "${qps[$k]}" "${p95[$k]}" "$vh" "$vd" "${cpu[$k]}" \
-					"${rounds[$k]}" "${pair[$k]:--}"
+				printf '| %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$w" "$th" "$tg" "${qps[$k]}" "${p95[$k]}" "$vh" "$vd" "${cpu[$k]}" \
+					"${dbcpu[$k]}" "${idle[$k]}" "${steal[$k]}" "${rounds[$k]}" "${pair[$k]:--}"
 			done
 		done
 	done
 }
-report | tee "${OUT:-/dev/null}"
+perfstat_report() {
+	echo
+	echo "perf stat on each proxy process, per sysbench query, by round:"
+	echo "system calls / context switches / CPU migrations / task-clock µs."
+	echo
+	echo "| workload | threads | target | rounds |"
+	echo "|---|---:|---|---|"
+	for w in $WORKLOADS; do
+		for th in $THREADS; do
+			for tg in $TARGETS; do
+				[[ -n ${pstat[$w.$th.$tg]:-} ]] && printf '| %s | %s | %s | %s |\n' "$w" "$th" "$tg" "${pstat[$w.$th.$tg]# }"
+			done
+		done
+	done
+}
+{
+	report
+	[[ $PERFSTAT == 1 ]] && perfstat_report
+} | tee "${OUT:-/dev/null}"
