@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"runtime"
 	"slices"
 	"sort"
@@ -394,7 +393,7 @@ func (x *dwarfIndex) predecode(pcs []uint64, delta uint64) {
 		}
 		want[off] = append(want[off], a)
 	}
-	x.planUnits(slices.Concat(slices.Collect(maps.Values(want))...))
+	x.planUnits(want)
 	var ahead []*preUnit
 	n := 0
 	for _, off := range need {
@@ -433,16 +432,19 @@ func (x *dwarfIndex) predecode(pcs []uint64, delta uint64) {
 	}
 }
 
-// planUnits tells a compressed .debug_info which units the addresses will
-// read: every unit whose ranges hold one, which addr2line tries in turn.
-func (x *dwarfIndex) planUnits(addrs []uint64) {
-	if x.raw == nil || !x.byHeader || x.raw.info.plain != nil || len(addrs) == 0 {
+// planUnits tells a compressed .debug_info which units the addresses
+// (want's, by unit) will read: every unit whose ranges hold one, which
+// addr2line tries in turn.
+func (x *dwarfIndex) planUnits(want map[dwarf.Offset][]uint64) {
+	if x.raw == nil || !x.byHeader || x.raw.info.plain != nil || len(want) == 0 {
 		return
 	}
 	var starts []int
-	for _, a := range addrs {
-		for _, off := range x.unitsFor(a) {
-			starts = append(starts, int(off))
+	for _, addrs := range want {
+		for _, a := range addrs {
+			for _, off := range x.unitsFor(a) {
+				starts = append(starts, int(off))
+			}
 		}
 	}
 	x.raw.info.plan(starts)
@@ -511,7 +513,7 @@ func (x *dwarfIndex) inBatches(pcs []uint64, delta uint64, known func(uint64) bo
 				want[g.off] = g.addrs
 			}
 		}
-		x.planUnits(slices.Concat(slices.Collect(maps.Values(want))...))
+		x.planUnits(want)
 		return x.loadAll(need, want)
 	}
 	var next func() map[dwarf.Offset]*unitInfo
