@@ -6,7 +6,7 @@
 # CPU seconds per 10,000 queries. See README.md next to this script.
 set -euo pipefail
 
-DURATION=${DURATION:-20}                                # seconds per sysbench run
+DURATION=${DURATION:-5}                                 # seconds per sysbench run
 THREADS=${THREADS:-"1 4 8"}                             # sysbench --threads values
 WORKLOADS=${WORKLOADS:-"oltp_point_select oltp_read_only select1"} # select1: bench/proxy/select1.lua, a pool's ping
 TARGETS=${TARGETS:-"direct haproxy heapproxy"}          # any subset, in this order per run
@@ -14,7 +14,7 @@ TABLE_SIZE=${TABLE_SIZE:-100000}                        # rows per sysbench tabl
 TABLES=${TABLES:-1}
 WARMUP=${WARMUP:-5}                                     # seconds of direct load before measuring
 PERFSTAT=${PERFSTAT:-0}                                 # 1: perf stat per query on each proxy (system calls, context switches)
-ROUNDS=${ROUNDS:-1}                                     # rounds per cell; the table shows medians
+ROUNDS=${ROUNDS:-7}                                     # rounds per cell; the table shows medians (one round is a coin toss: README)
 HEAPPROXY_BIN=${HEAPPROXY_BIN:-}                        # prebuilt binary; default: go build ./cmd/heapproxy
 OUT=${OUT:-}                                            # also write the markdown table to this file
 KEEP=${KEEP:-0}                                         # 1: keep the temp dir (logs, sysbench outputs)
