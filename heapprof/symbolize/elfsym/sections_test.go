@@ -254,3 +254,48 @@ func TestSparseInflateLibc(t *testing.T) {
 		t.Errorf("only %d bytes of .debug_info inflated: clone3's unit should lie megabytes in", info.pos)
 	}
 }
+
+// TestSparseInflateConcurrent reads units from several goroutines at once,
+// as the parallel unit decoders do, while another plans more: every read
+// must see the original bytes, including reads of dropped units that make
+// the section inflate again under the others' feet.
+func TestSparseInflateConcurrent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	c := newSparseCase(t, rng, 24)
+	for round := range 8 {
+		s := c.section(t)
+		s.plan([]int{c.units[2].start, c.units[11].start, c.units[19].start})
+		done := make(chan string, 5)
+		for g := range 4 {
+			go func() {
+				r := rand.New(rand.NewPCG(uint64(round), uint64(g)))
+				for range 10 {
+					u := r.IntN(len(c.units))
+					sp := c.units[u]
+					b := s.slice(sp.start, sp.end)
+					if len(b) < sp.end || !bytes.Equal(b[sp.start:sp.end], c.plain[sp.start:sp.end]) {
+						done <- "unit " + strconv.Itoa(u) + " wrong"
+						return
+					}
+				}
+				done <- ""
+			}()
+		}
+		go func() {
+			for u := range c.units {
+				if u%3 == 0 {
+					s.plan([]int{c.units[u].start})
+				}
+			}
+			done <- ""
+		}()
+		for range 5 {
+			if msg := <-done; msg != "" {
+				t.Fatalf("round %d: %s", round, msg)
+			}
+		}
+		if all, err := s.all(); err != nil || !bytes.Equal(all, c.plain) {
+			t.Fatalf("round %d: all: %v", round, err)
+		}
+	}
+}
