@@ -236,42 +236,19 @@ func (s *debugSection) restart() {
 	s.pos, s.sparse, s.restarted, s.planned, s.keepTo, s.unitAt = 0, false, true, nil, 0, -1
 }
 
+// inflateStep is how far a call inflates at least (each call costs a
+// lock), and the scratch buffer's size.
+const inflateStep = 256 << 10
+
 // inflate runs the stream to end at least. A sparse section keeps what
-// lies in planned units and from keepFrom on; everything else is kept
-// (and read past end, in steps of 256 KB: each call costs a lock).
+// lies in planned units and from keepFrom on, and drops the rest;
+// otherwise everything is kept, read past end in steps of inflateStep.
 func (s *debugSection) inflate(end, keepFrom int) {
-	const step = 256 << 10
 	if s.pos < end && s.z != nil && s.err == nil && s.scratch == nil && (s.sparse || len(s.valid) > 0) {
-		s.scratch = make([]byte, step)
+		s.scratch = make([]byte, inflateStep)
 	}
 	for s.pos < end && s.z != nil && s.err == nil {
-		to := min(max(end, s.pos+step), s.size)
-		keep := true
-		if s.sparse {
-			if len(s.planned) > 0 && s.planned[0] == s.pos {
-				// A planned unit: its length first (4 bytes, or 12 for
-				// 64-bit DWARF), then all of it.
-				s.planned = s.planned[1:]
-				s.unitAt = s.pos
-				s.keepTo = max(s.keepTo, min(s.pos+12, s.size))
-			}
-			to = min(end, s.pos+step)
-			if s.unitAt >= 0 {
-				to = max(to, s.keepTo) // the length, even past end
-			}
-			keep = s.pos < s.keepTo || s.pos >= keepFrom
-			for _, b := range []int{s.keepTo, keepFrom} {
-				if b > s.pos {
-					to = min(to, b)
-				}
-			}
-			if len(s.planned) > 0 {
-				to = min(to, s.planned[0])
-			}
-			if !keep {
-				to = min(to, s.pos+len(s.scratch))
-			}
-		}
+		to, keep := s.chunk(end, keepFrom)
 		// Straight into buf, unless dropped or over bytes kept before a
 		// restart.
 		direct := keep && !s.overlaps(s.pos, to)
@@ -307,6 +284,39 @@ func (s *debugSection) inflate(end, keepFrom int) {
 	// further than it decodes).
 	consumed := len(s.raw) - s.in.Len()
 	releaseMapped(s.raw, 0, consumed-4096)
+}
+
+// chunk returns where the next read of the stream ends and whether its
+// bytes are kept. A sparse section's chunks end where kept and dropped
+// bytes meet: at planned units' starts and ends, and at keepFrom.
+func (s *debugSection) chunk(end, keepFrom int) (to int, keep bool) {
+	if !s.sparse {
+		return min(max(end, s.pos+inflateStep), s.size), true
+	}
+	if len(s.planned) > 0 && s.planned[0] == s.pos {
+		// A planned unit: its length first (4 bytes, or 12 for 64-bit
+		// DWARF), then all of it (inflate sets keepTo to its end).
+		s.planned = s.planned[1:]
+		s.unitAt = s.pos
+		s.keepTo = max(s.keepTo, min(s.pos+12, s.size))
+	}
+	to = min(end, s.pos+inflateStep)
+	if s.unitAt >= 0 {
+		to = s.keepTo // the length, even past end
+	}
+	keep = s.pos < s.keepTo || s.pos >= keepFrom
+	for _, b := range []int{s.keepTo, keepFrom} {
+		if b > s.pos {
+			to = min(to, b)
+		}
+	}
+	if len(s.planned) > 0 {
+		to = min(to, s.planned[0])
+	}
+	if !keep {
+		to = min(to, s.pos+len(s.scratch))
+	}
+	return to, keep
 }
 
 // unitEnd is the end of the unit whose header starts at start (its first
