@@ -28,11 +28,13 @@
 #              ${XDG_CACHE_HOME:-$HOME/.cache}/heapproxy-bench); each takes
 #              2-6 minutes on 2 cores the first time (gen.sh)
 #   RUNS       cold runs per tool and shape (default 3)
+#   HP_RUNS    cold heapproxy dot runs per jeprof run (default 3)
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 root=${BENCH_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/heapproxy-bench}
 runs=${RUNS:-3}
+hp_runs=${HP_RUNS:-3}
 shapes=${SHAPES:-o2 o2-sparse o1-60 o2-12cu so server}
 for tool in jeprof g++ /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "run.sh: $tool is required" >&2; exit 1; }
@@ -81,16 +83,20 @@ trap 'rm -rf "$tmp"' EXIT
   go build -o "$tmp/treerss" ./bench/heapprof/treerss)
 
 # timed NAME OUT CMD...: runs CMD with stdout to OUT and appends
-# "wall_seconds peak_rss_kb" to $tmp/NAME.times.
+# "wall_seconds peak_rss_kb" to $tmp/NAME.times. The wall is bash's clock
+# around the run, to the microsecond: /usr/bin/time's %e has 10 ms steps,
+# 8 % of a 0.13 s run (a 60x target on an 8 s jeprof is 0.133 s).
 timed() {
-  local name=$1 out=$2
+  local name=$1 out=$2 t0 t1
   shift 2
-  /usr/bin/time -f '%e %M' -o "$tmp/time.1" "$@" >"$out" 2>"$tmp/$name.err" || {
+  t0=$EPOCHREALTIME
+  /usr/bin/time -f '%M' -o "$tmp/time.1" "$@" >"$out" 2>"$tmp/$name.err" || {
     echo "run.sh: $* failed:" >&2
     cat "$tmp/$name.err" >&2
     exit 1
   }
-  cat "$tmp/time.1" >>"$tmp/$name.times"
+  t1=$EPOCHREALTIME
+  echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }') $(tail -1 "$tmp/time.1")" >>"$tmp/$name.times"
 }
 
 # Same graph: the same node lines and the same edges, with node ids replaced
@@ -124,7 +130,10 @@ bench() {
   local name=$1 bin=$2 prof=$3
   for _ in $(seq "$runs"); do
     timed $name.jeprof "$tmp/jeprof.dot" jeprof --dot "$bin" "$prof"
-    timed $name.heapproxy "$tmp/heapproxy.dot" "$tmp/heapproxy" dot "$bin" "$prof"
+    # heapproxy's runs are short: HP_RUNS of them per jeprof run.
+    for _ in $(seq "$hp_runs"); do
+      timed $name.heapproxy "$tmp/heapproxy.dot" "$tmp/heapproxy" dot "$bin" "$prof"
+    done
     # The same pipeline in a process of its own, without heapproxy's
     # command line: parse, symbolize and render one after the other.
     timed $name.pipeline /dev/null "$tmp/symbench" -jeprof=false -warm=false -dot "$bin" "$prof"
@@ -167,13 +176,13 @@ bench() {
   fi
   echo "### $name: $size, $stacks stacks, $pcs distinct PCs; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
   echo
-  echo "| | wall (median of $runs) | peak RSS (max) | jeprof / heapproxy |"
+  echo "| | wall (median; jeprof and the pipeline of $runs runs, heapproxy dot of $((runs * hp_runs))) | peak RSS (max) | jeprof / heapproxy |"
   echo "|---|---|---|---|"
   awk -v w="$je_wall" -v r="$je_rss" 'BEGIN { printf "| jeprof --dot (cold) | %.2f s | %.0f MB | |\n", w, r / 1024 }'
   awk -v w="$hp_wall" -v r="$hp_rss" -v jw="$je_wall" -v jr="$je_rss" \
-    'BEGIN { printf "| heapproxy dot (cold) | %.2f s | %.0f MB | %.1fx time, %.2f of the memory |\n", w, r / 1024, jw / w, r / jr }'
+    'BEGIN { printf "| heapproxy dot (cold) | %.3f s | %.0f MB | %.1fx time, %.2f of the memory |\n", w, r / 1024, jw / w, r / jr }'
   awk -v w="$pl_wall" -v r="$pl_rss" -v jw="$je_wall" -v jr="$je_rss" \
-    'BEGIN { printf "| the pipeline one stage after the other (symbench -dot -warm=false, cold) | %.2f s | %.0f MB | %.1fx time, %.2f of the memory |\n", w, r / 1024, jw / w, r / jr }'
+    'BEGIN { printf "| the pipeline one stage after the other (symbench -dot -warm=false, cold) | %.3f s | %.0f MB | %.1fx time, %.2f of the memory |\n", w, r / 1024, jw / w, r / jr }'
   awk -v t="$warm_total" -v s="$warm_sym" -v jw="$je_wall" \
     'BEGIN { printf "| heapproxy warm (parse + symbolize + dot, 2nd call in one process) | %.0f ms (symbolize alone %.0f ms) | | %.0fx time (symbolize alone %.0fx) |\n", t, s, jw * 1000 / t, jw * 1000 / s }'
   echo
@@ -205,7 +214,7 @@ bench() {
   fi
   awk -v n="$name" -v s="$size" -v st="$stacks" -v pcs="$pcs" -v jw="$je_wall" -v hw="$hp_wall" -v jr="$je_rss" -v hr="$hp_rss" -v c="$check" \
     'BEGIN { t = jw / hw; m = hr / jr
-      printf "| %s | %s, %d stacks, %d PCs | %.2f s | %.2f s | **%.0fx**%s | %.0f MB | %.0f MB | **%.2f**%s | %s |\n",
+      printf "| %s | %s, %d stacks, %d PCs | %.2f s | %.3f s | **%.0fx**%s | %.0f MB | %.0f MB | **%.2f**%s | %s |\n",
         n, s, st, pcs, jw, hw, t, (t >= 60 ? "" : " (below 60x)"), jr / 1024, hr / 1024, m, (m <= 0.25 ? "" : " (above 1/4)"), c }' >>"$tmp/summary"
   [ "$check" != DIFFERENT ]
 }
@@ -229,7 +238,7 @@ for shape in $shapes; do
   bench "$shape" "$(realpath "$dir/big")" "$prof" || status=1
   echo
 done
-echo "### Summary: cold, a new process each run (medians of $runs); jeprof's memory is its largest process (addr2line)"
+echo "### Summary: cold, a new process each run (medians of $runs jeprof and $((runs * hp_runs)) heapproxy runs); jeprof's memory is its largest process (addr2line)"
 echo
 echo "| shape | program and profile | jeprof --dot | heapproxy dot | jeprof / heapproxy (target >= 60x) | jeprof peak RSS | heapproxy peak RSS | heapproxy / jeprof (target <= 0.25) | DOT check |"
 echo "|---|---|---|---|---|---|---|---|---|"
