@@ -81,7 +81,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$repo" && go build -o "$tmp/heapproxy.linked" ./cmd/heapproxy && go build -o "$tmp/symbench" ./bench/heapprof/symbench &&
   go build -o "$tmp/treerss" ./bench/heapprof/treerss)
-# heapproxy is measured as installed (copied, as make install, a package or
+# heapproxy is measured as installed (copied, as an install step, a package or
 # a deploy writes it), not as the linker left it: Go's linker writes its
 # output through a memory map, and until those page-cache pages are evicted
 # and read back, running the file maps about 10 MB more of it per process
