@@ -15,7 +15,9 @@ import (
 // the rest by form, without debug/dwarf's per-entry allocations.
 type rawDWARF struct {
 	// .debug_info and .debug_line are read as far as the units asked for
-	// need, .debug_abbrev, .debug_ranges and .debug_rnglists as far as the
+	// need (a compressed .debug_info keeps only the units planned for the
+	// addresses and those asked for: debugSection.plan), .debug_abbrev,
+	// .debug_ranges and .debug_rnglists as far as the
 	// tables and lists asked for go (readFrom), .debug_str and
 	// .debug_line_str whole on first use (load): a compressed section is
 	// inflated only that far.
