@@ -871,7 +871,7 @@ func temporalArgsAsText(e sql.Expression) (sql.Expression, bool, error) {
 	changed := false
 	for i, k := range kids {
 		if t := k.Type(); isTemporal(t) {
-			kids[i], changed = &temporalText{child: k}, true
+			kids[i], changed = &temporalText{wrapped{k}}, true
 		}
 	}
 	if !changed {
@@ -885,24 +885,16 @@ func temporalArgsAsText(e sql.Expression) (sql.Expression, bool, error) {
 }
 
 // temporalText is a date or time value as MariaDB prints it.
-type temporalText struct{ child sql.Expression }
+type temporalText struct{ wrapped }
 
 var _ sql.Expression = (*temporalText)(nil)
-
-func (t *temporalText) Resolved() bool             { return t.child.Resolved() }
-func (t *temporalText) IsNullable() bool           { return t.child.IsNullable() }
-func (t *temporalText) Children() []sql.Expression { return []sql.Expression{t.child} }
-func (t *temporalText) String() string             { return t.child.String() }
 
 func (t *temporalText) Type() sql.Type {
 	return types.MustCreateStringWithDefaults(sqltypes.VarChar, int64(datetimeLength(t.child.Type())))
 }
 
 func (t *temporalText) WithChildren(c ...sql.Expression) (sql.Expression, error) {
-	if len(c) != 1 {
-		return nil, sql.ErrInvalidChildrenNumber.New(t, len(c), 1)
-	}
-	return &temporalText{child: c[0]}, nil
+	return withChild(t, c, func(c sql.Expression) sql.Expression { return &temporalText{wrapped{c}} })
 }
 
 func (t *temporalText) Eval(ctx *sql.Context, row sql.Row) (any, error) {

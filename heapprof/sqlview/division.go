@@ -223,21 +223,14 @@ func (a *exactArith) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 
 // shownDecimal is a DECIMAL value rounded half away from zero to its
 // type's scale: what MariaDB prints, and what it compares.
-type shownDecimal struct{ child sql.Expression }
+type shownDecimal struct{ wrapped }
 
 var _ sql.Expression = (*shownDecimal)(nil)
 
-func (s *shownDecimal) Resolved() bool             { return s.child.Resolved() }
-func (s *shownDecimal) IsNullable() bool           { return s.child.IsNullable() }
-func (s *shownDecimal) Children() []sql.Expression { return []sql.Expression{s.child} }
-func (s *shownDecimal) String() string             { return s.child.String() }
-func (s *shownDecimal) Type() sql.Type             { return s.child.Type() }
+func (s *shownDecimal) Type() sql.Type { return s.child.Type() }
 
 func (s *shownDecimal) WithChildren(c ...sql.Expression) (sql.Expression, error) {
-	if len(c) != 1 {
-		return nil, sql.ErrInvalidChildrenNumber.New(s, len(c), 1)
-	}
-	return &shownDecimal{child: c[0]}, nil
+	return withChild(s, c, func(c sql.Expression) sql.Expression { return &shownDecimal{wrapped{c}} })
 }
 
 func (s *shownDecimal) Eval(ctx *sql.Context, row sql.Row) (any, error) {
@@ -355,7 +348,7 @@ func (n *exactNullIf) WithChildren(kids ...sql.Expression) (sql.Expression, erro
 func (n *exactNullIf) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	shown := func(e sql.Expression) sql.Expression {
 		if mayCarryDigits(e) {
-			return &shownDecimal{child: e}
+			return &shownDecimal{wrapped{e}}
 		}
 		return e
 	}
@@ -503,7 +496,7 @@ func roundShown(e sql.Expression) (sql.Expression, error) {
 		if out == nil {
 			out = append([]sql.Expression(nil), kids...)
 		}
-		out[i] = &shownDecimal{child: k}
+		out[i] = &shownDecimal{wrapped{k}}
 	}
 	if out == nil {
 		return nil, nil
@@ -544,10 +537,10 @@ func inShown(in *expression.InTuple) (sql.Expression, error) {
 		return nil, nil
 	}
 	if mayCarryDigits(l) {
-		l = &shownDecimal{child: l}
+		l = &shownDecimal{wrapped{l}}
 	}
 	if mayCarryDigits(v) {
-		v = &shownDecimal{child: v}
+		v = &shownDecimal{wrapped{v}}
 	}
 	return expression.NewInTuple(l, expression.NewTuple(v)), nil
 }
@@ -666,7 +659,7 @@ func shownExprs(es []sql.Expression, keys bool) ([]sql.Expression, bool) {
 		switch a := e.(type) {
 		case *expression.Alias:
 			if mayCarryDigits(a.Child) {
-				c, err := a.WithChildren(&shownDecimal{child: a.Child})
+				c, err := a.WithChildren(&shownDecimal{wrapped{a.Child}})
 				if err == nil {
 					w = c
 				}
@@ -675,7 +668,7 @@ func shownExprs(es []sql.Expression, keys bool) ([]sql.Expression, bool) {
 			// A key is not referred to by its column id, as a projected
 			// expression is.
 			if _, ok := e.(*expression.GetField); !ok && keys && mayCarryDigits(e) {
-				w = &shownDecimal{child: e}
+				w = &shownDecimal{wrapped{e}}
 			}
 		}
 		if w == nil {

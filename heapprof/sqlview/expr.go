@@ -16,3 +16,21 @@ func rewrap[T sql.Expression](inner T, kids []sql.Expression, wrap func(T) sql.E
 	}
 	return e, nil
 }
+
+// wrapped is what this package's one-child wrappers share: they stand
+// where their child stood, under its name and with its nullability.
+type wrapped struct{ child sql.Expression }
+
+func (w wrapped) Resolved() bool             { return w.child.Resolved() }
+func (w wrapped) IsNullable() bool           { return w.child.IsNullable() }
+func (w wrapped) Children() []sql.Expression { return []sql.Expression{w.child} }
+func (w wrapped) String() string             { return w.child.String() }
+
+// withChild is WithChildren for the one-child wrapper e: rebuild wraps
+// the new child.
+func withChild(e sql.Expression, c []sql.Expression, rebuild func(sql.Expression) sql.Expression) (sql.Expression, error) {
+	if len(c) != 1 {
+		return nil, sql.ErrInvalidChildrenNumber.New(e, len(c), 1)
+	}
+	return rebuild(c[0]), nil
+}

@@ -27,20 +27,12 @@ import (
 // asNumber is its child read as a number, as MariaDB does: DOUBLE for
 // text (its leading number) and decimals, the exact DECIMAL
 // YYYYMMDDhhmmss.ffffff for dates and times.
-type asNumber struct{ child sql.Expression }
+type asNumber struct{ wrapped }
 
 var _ sql.Expression = (*asNumber)(nil)
 
-func (a *asNumber) Resolved() bool             { return a.child.Resolved() }
-func (a *asNumber) IsNullable() bool           { return a.child.IsNullable() }
-func (a *asNumber) Children() []sql.Expression { return []sql.Expression{a.child} }
-func (a *asNumber) String() string             { return a.child.String() }
-
 func (a *asNumber) WithChildren(c ...sql.Expression) (sql.Expression, error) {
-	if len(c) != 1 {
-		return nil, sql.ErrInvalidChildrenNumber.New(a, len(c), 1)
-	}
-	return &asNumber{child: c[0]}, nil
+	return withChild(a, c, func(c sql.Expression) sql.Expression { return &asNumber{wrapped{c}} })
 }
 
 func (a *asNumber) exact() bool { return isTemporal(a.child.Type()) }
@@ -85,9 +77,9 @@ func toNumber(e sql.Expression) sql.Expression {
 				return expression.NewNamedLiteral(lit.String(), leadingDouble(s), types.Float64)
 			}
 		}
-		return &asNumber{child: e}
+		return &asNumber{wrapped{e}}
 	case isTemporal(t), types.IsDecimal(t):
-		return &asNumber{child: e}
+		return &asNumber{wrapped{e}}
 	}
 	return e
 }

@@ -124,17 +124,13 @@ func padCompare(coll sql.CollationID, a, b string) int {
 
 // padText is its child with a padType: the same values, compared padded.
 type padText struct {
-	child sql.Expression
-	typ   *padType
+	wrapped
+	typ *padType
 }
 
 var _ sql.Expression = (*padText)(nil)
 var _ sql.CollationCoercible = (*padText)(nil)
 
-func (p *padText) Resolved() bool                                  { return p.child.Resolved() }
-func (p *padText) IsNullable() bool                                { return p.child.IsNullable() }
-func (p *padText) Children() []sql.Expression                      { return []sql.Expression{p.child} }
-func (p *padText) String() string                                  { return p.child.String() }
 func (p *padText) Type() sql.Type                                  { return p.typ }
 func (p *padText) Eval(ctx *sql.Context, row sql.Row) (any, error) { return p.child.Eval(ctx, row) }
 
@@ -143,24 +139,17 @@ func (p *padText) CollationCoercibility(ctx *sql.Context) (sql.CollationID, byte
 }
 
 func (p *padText) WithChildren(c ...sql.Expression) (sql.Expression, error) {
-	if len(c) != 1 {
-		return nil, sql.ErrInvalidChildrenNumber.New(p, len(c), 1)
-	}
-	return &padText{child: c[0], typ: p.typ}, nil
+	return withChild(p, c, func(c sql.Expression) sql.Expression { return &padText{wrapped: wrapped{c}, typ: p.typ} })
 }
 
 // padKey is its child without trailing spaces: a hash key that puts
 // values equal under PAD SPACE together.
-type padKey struct{ child sql.Expression }
+type padKey struct{ wrapped }
 
 var _ sql.Expression = (*padKey)(nil)
 var _ sql.CollationCoercible = (*padKey)(nil)
 
-func (p *padKey) Resolved() bool             { return p.child.Resolved() }
-func (p *padKey) IsNullable() bool           { return p.child.IsNullable() }
-func (p *padKey) Children() []sql.Expression { return []sql.Expression{p.child} }
-func (p *padKey) String() string             { return p.child.String() }
-func (p *padKey) Type() sql.Type             { return p.child.Type() }
+func (p *padKey) Type() sql.Type { return p.child.Type() }
 
 func (p *padKey) CollationCoercibility(ctx *sql.Context) (sql.CollationID, byte) {
 	return sql.GetCoercibility(ctx, p.child)
@@ -175,10 +164,7 @@ func (p *padKey) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 }
 
 func (p *padKey) WithChildren(c ...sql.Expression) (sql.Expression, error) {
-	if len(c) != 1 {
-		return nil, sql.ErrInvalidChildrenNumber.New(p, len(c), 1)
-	}
-	return &padKey{child: c[0]}, nil
+	return withChild(p, c, func(c sql.Expression) sql.Expression { return &padKey{wrapped{c}} })
 }
 
 // typedAs is an expression answering under another type: NULLIF and
@@ -251,7 +237,7 @@ func padAll(ctx *sql.Context, es ...sql.Expression) []sql.Expression {
 	typ := &padType{StringType: es[0].Type().(sql.StringType), coll: coll}
 	out := make([]sql.Expression, len(es))
 	for i, e := range es {
-		out[i] = &padText{child: e, typ: typ}
+		out[i] = &padText{wrapped: wrapped{e}, typ: typ}
 	}
 	return out
 }
@@ -336,7 +322,7 @@ func keyOf(e sql.Expression) (sql.Expression, bool) {
 	if e == nil || !padded(e.Type()) {
 		return e, false
 	}
-	return &padKey{child: e}, true
+	return &padKey{wrapped{e}}, true
 }
 
 func sortFields(ctx *sql.Context, fs sql.SortFields) (sql.SortFields, bool) {
@@ -385,7 +371,7 @@ func padWindow(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.Tr
 		if padded(f.Column.Type()) {
 			// Peers (RANK, frames) compare values with !=, so the
 			// key is also the value without trailing spaces.
-			fs[i].Column, sorted = padAll(ctx, &padKey{child: f.Column})[0], true
+			fs[i].Column, sorted = padAll(ctx, &padKey{wrapped{f.Column}})[0], true
 		}
 	}
 	if !changed && !sorted {
