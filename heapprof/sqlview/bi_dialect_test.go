@@ -155,10 +155,7 @@ func refConn(t *testing.T) refSession {
 // with ERROR 1235 naming what it lacks.
 func TestBIStatementsMatchMariaDB(t *testing.T) {
 	ctx := context.Background()
-	e, s := newTestEngine(t, fixture())
-	if _, err := e.Query(ctx, s, "USE heapprof"); err != nil {
-		t.Fatal(err)
-	}
+	e, s := newFixtureEngine(t)
 	r := refConn(t)
 	tests := []struct {
 		name, query string

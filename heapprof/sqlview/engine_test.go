@@ -89,6 +89,17 @@ func refAnswer(ctx context.Context, q string) (answer, error) {
 
 var cliEscape = strings.NewReplacer("\\", "\\\\", "\t", "\\t", "\n", "\\n", "\x00", "\\0")
 
+// newFixtureEngine is newTestEngine over fixture(), its session in the
+// heapprof database.
+func newFixtureEngine(t testing.TB) (*Engine, *Session) {
+	t.Helper()
+	e, s := newTestEngine(t, fixture())
+	if _, err := e.Query(context.Background(), s, "USE heapprof"); err != nil {
+		t.Fatal(err)
+	}
+	return e, s
+}
+
 func newTestEngine(t testing.TB, src Source) (*Engine, *Session) {
 	t.Helper()
 	e, err := New(src)
@@ -114,10 +125,7 @@ var intWidth = regexp.MustCompile(`(?i)\b(bigint|int|smallint|tinyint)\(\d+\)`)
 // getColumns; Grafana's MySQL data source macros expanded as Grafana does.
 func TestQueriesMatchMariaDB(t *testing.T) {
 	ctx := context.Background()
-	e, s := newTestEngine(t, fixture())
-	if _, err := e.Query(ctx, s, "USE heapprof"); err != nil {
-		t.Fatal(err)
-	}
+	e, s := newFixtureEngine(t)
 	tests := []struct {
 		name  string
 		query string

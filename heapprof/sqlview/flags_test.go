@@ -13,10 +13,7 @@ import (
 // expressions outside MariaDB's temporary tables.
 func TestColumnFlagsMatchMariaDB(t *testing.T) {
 	ctx := context.Background()
-	e, s := newTestEngine(t, fixture())
-	if _, err := e.Query(ctx, s, "USE heapprof"); err != nil {
-		t.Fatal(err)
-	}
+	e, s := newFixtureEngine(t)
 	ref := newRefFields(t)
 	const join = " FROM functions f JOIN snapshots s ON s.id = f.snapshot_id LIMIT 1"
 	for _, tt := range []struct{ name, query string }{
@@ -74,10 +71,7 @@ func TestColumnFlagsMatchMariaDB(t *testing.T) {
 // SQLSTATE and text (collations.go); the mixes it allows answer.
 func TestIllegalCollationMixMatchesMariaDB(t *testing.T) {
 	ctx := context.Background()
-	e, s := newTestEngine(t, fixture())
-	if _, err := e.Query(ctx, s, "USE heapprof"); err != nil {
-		t.Fatal(err)
-	}
+	e, s := newFixtureEngine(t)
 	r := refConn(t)
 	for _, tt := range []struct {
 		query string
@@ -140,10 +134,7 @@ func TestIllegalCollationMixMatchesMariaDB(t *testing.T) {
 // (resultmeta.go).
 func TestNullIfAndLengthsMatchMariaDB(t *testing.T) {
 	ctx := context.Background()
-	e, s := newTestEngine(t, fixture())
-	if _, err := e.Query(ctx, s, "USE heapprof"); err != nil {
-		t.Fatal(err)
-	}
+	e, s := newFixtureEngine(t)
 	r := refConn(t)
 	ref := newRefFields(t)
 	for _, q := range []string{

@@ -18,10 +18,7 @@ const (
 // nowhere else (LIKE, binary strings).
 func TestPadSpaceMatchesMariaDB(t *testing.T) {
 	ctx := context.Background()
-	e, s := newTestEngine(t, fixture())
-	if _, err := e.Query(ctx, s, "USE heapprof"); err != nil {
-		t.Fatal(err)
-	}
+	e, s := newFixtureEngine(t)
 	r := refConn(t)
 	t.Cleanup(func() { r.conn.ExecContext(context.Background(), "SET NAMES utf8mb4") })
 	for _, tt := range []struct {

@@ -290,10 +290,7 @@ func refDefs(fs []*gomysql.Field) []colDef {
 // comparisons INT(1), integer literals INT, DATETIME(p) 19+p long.
 func TestColumnMetadataMatchesMariaDB(t *testing.T) {
 	ctx := context.Background()
-	e, s := newTestEngine(t, fixture())
-	if _, err := e.Query(ctx, s, "USE heapprof"); err != nil {
-		t.Fatal(err)
-	}
+	e, s := newFixtureEngine(t)
 	ref := newRefFields(t)
 	const join3 = " FROM snapshots s JOIN functions f ON f.snapshot_id = s.id JOIN stacks k ON k.snapshot_id = s.id"
 	for _, q := range []string{
@@ -484,10 +481,7 @@ func TestPreparedColumnsAreExecuteColumns(t *testing.T) {
 // digit. Rows, types and column definitions as MariaDB's.
 func TestDecimalDivisionMatchesMariaDB(t *testing.T) {
 	ctx := context.Background()
-	e, s := newTestEngine(t, fixture())
-	if _, err := e.Query(ctx, s, "USE heapprof"); err != nil {
-		t.Fatal(err)
-	}
+	e, s := newFixtureEngine(t)
 	r := refConn(t)
 	// types: compare the driver's column types; defs: MariaDB's column
 	// definitions too (false where FORMAT's type, CONCAT's length, a

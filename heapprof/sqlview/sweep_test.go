@@ -122,10 +122,7 @@ func matchState(t *testing.T, ctx context.Context, e *Engine, s *Session, r refS
 
 func TestSweepMatchesMariaDB(t *testing.T) {
 	ctx := context.Background()
-	e, s := newTestEngine(t, fixture())
-	if _, err := e.Query(ctx, s, "USE heapprof"); err != nil {
-		t.Fatal(err)
-	}
+	e, s := newFixtureEngine(t)
 	r := refConn(t)
 	ref := newRefFields(t)
 	tests := []struct {
@@ -201,10 +198,7 @@ func TestSweepMatchesMariaDB(t *testing.T) {
 // and on utf8mb4.
 func TestCollationErrorsMatchMariaDB(t *testing.T) {
 	ctx := context.Background()
-	e, s := newTestEngine(t, fixture())
-	if _, err := e.Query(ctx, s, "USE heapprof"); err != nil {
-		t.Fatal(err)
-	}
+	e, s := newFixtureEngine(t)
 	r := refConn(t)
 	t.Cleanup(func() { r.conn.ExecContext(context.Background(), "SET NAMES utf8mb4") })
 	for _, tt := range []struct {
