@@ -289,7 +289,7 @@ for w in $WORKLOADS; do
 			qps[$w.$th.$tg]=$(median ${rq[$tg]})
 			# shellcheck disable=SC2086
 			idle[$w.$th.$tg]=$(median ${ri[$tg]})
-			steal[$w.$th.$tg]=$(printf '%s\n' ${rs[$tg]} | paste -sd' ')
+			steal[$w.$th.$tg]=${rs[$tg]# }
 			pstat[$w.$th.$tg]=${ps[$tg]:-}
 			dbcpu[$w.$th.$tg]=$(awk -v d="${nd[$tg]}" -v hz="$clk_tck" -v q="${nq[$tg]}" 'BEGIN {printf "%.3f", d / hz / q * 10000}')
 			rounds[$w.$th.$tg]=$(printf '%s\n' ${rq[$tg]} | awk '{printf "%s%.1f", (NR > 1 ? " " : ""), $1 / 1000}')
@@ -298,9 +298,9 @@ for w in $WORKLOADS; do
 			# from round to round.
 			if [[ $tg != direct && $tg != haproxy && -n ${rq[haproxy]:-} ]]; then
 				# shellcheck disable=SC2086
-				pair[$w.$th.$tg]=$(paste <(printf '%s\n' ${rq[$tg]}) <(printf '%s\n' ${rq[haproxy]}) |
-					awk '{print $1 / $2}' | sort -g |
-					awk '{a[NR] = $1} END {m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.2f-%.2f-%.2f", a[1], m, a[NR]}')
+				ratios=$(paste <(printf '%s\n' ${rq[$tg]}) <(printf '%s\n' ${rq[haproxy]}) | awk '{print $1 / $2}' | sort -g)
+				# shellcheck disable=SC2086
+				pair[$w.$th.$tg]=$(printf '%.2f-%.2f-%.2f' "$(head -1 <<<"$ratios")" "$(median $ratios)" "$(tail -1 <<<"$ratios")")
 			fi
 			# shellcheck disable=SC2086
 			p95[$w.$th.$tg]=$(median ${rp[$tg]})
