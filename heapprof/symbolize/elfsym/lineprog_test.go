@@ -22,13 +22,7 @@ func TestLineProgram(t *testing.T) {
 		{"lib", fxs[0].lib},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o, err := openObject(tc.path, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if o.dw == nil || o.dw.raw == nil {
-				t.Fatalf("%s: no mapped DWARF", tc.path)
-			}
+			o := openMapped(t, tc.path)
 			pcs := samplePCs(t, tc.path, false, 500)
 			units := 0
 			d, err := o.dw.data()
@@ -116,13 +110,7 @@ func TestDecodeWanted(t *testing.T) {
 		{"lib", fxs[0].lib},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o, err := openObject(tc.path, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if o.dw == nil || o.dw.raw == nil {
-				t.Fatalf("%s: no mapped DWARF", tc.path)
-			}
+			o := openMapped(t, tc.path)
 			pcs := samplePCs(t, tc.path, false, 500)
 			fast := 0
 			for off := 0; off < o.dw.raw.info.len(); {

@@ -23,6 +23,20 @@ func progsDir(t *testing.T) string {
 	return dir
 }
 
+// openMapped opens the image at path as Symbolize does and fails unless
+// its DWARF is read in place (the scanner's mapped sections).
+func openMapped(t *testing.T, path string) *object {
+	t.Helper()
+	o, err := openObject(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.dw == nil || o.dw.raw == nil {
+		t.Fatalf("%s: no mapped DWARF", path)
+	}
+	return o
+}
+
 // libcDebugFile is libc6-dbg's separate debug file for this machine's libc.
 func libcDebugFile(t *testing.T) string {
 	t.Helper()

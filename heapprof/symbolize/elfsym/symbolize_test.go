@@ -415,13 +415,7 @@ func TestAddr2LineLibc(t *testing.T) {
 	want := addr2line(t, dbg, pcs)
 	for _, decoder := range []string{"scanner", "partial", "debug-dwarf"} {
 		t.Run(decoder, func(t *testing.T) {
-			o, err := openObject(dbg, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if o.dw == nil || o.dw.raw == nil {
-				t.Fatalf("%s: debug sections not read in place", dbg)
-			}
+			o := openMapped(t, dbg)
 			o.dw.onlyGo = decoder == "debug-dwarf"
 			seen := map[fnKey]bool{}
 			answers := map[uint64][]Frame{}
