@@ -228,22 +228,19 @@ func (r *reader) uleb() uint64 {
 	return r.ulebLong()
 }
 
+// ulebLong is uleb past its inline case, decoded by lineprog.go's
+// ulebAtLong.
 func (r *reader) ulebLong() uint64 {
-	var v uint64
-	var shift uint
-	for {
-		c := r.u8()
-		if r.err != nil {
-			return 0
-		}
-		if shift < 64 {
-			v |= uint64(c&0x7f) << shift
-		}
-		shift += 7
-		if c&0x80 == 0 {
-			return v
-		}
+	if r.err != nil {
+		return 0
 	}
+	v, next := ulebAtLong(r.b, r.off)
+	if next > len(r.b) {
+		r.off, r.err = len(r.b), errTruncated
+		return 0
+	}
+	r.off = next
+	return v
 }
 
 // sleb reads a signed LEB128 number, a one-byte one inline.
@@ -257,26 +254,17 @@ func (r *reader) sleb() int64 {
 	return r.slebLong()
 }
 
+// slebLong is sleb past its inline case, decoded by slebAtLong.
 func (r *reader) slebLong() int64 {
-	var v int64
-	var shift uint
-	var c byte
-	for {
-		c = r.u8()
-		if r.err != nil {
-			return 0
-		}
-		if shift < 64 {
-			v |= int64(c&0x7f) << shift
-		}
-		shift += 7
-		if c&0x80 == 0 {
-			break
-		}
+	if r.err != nil {
+		return 0
 	}
-	if shift < 64 && c&0x40 != 0 {
-		v |= -1 << shift
+	v, next := slebAtLong(r.b, r.off)
+	if next > len(r.b) {
+		r.off, r.err = len(r.b), errTruncated
+		return 0
 	}
+	r.off = next
 	return v
 }
 
