@@ -10,9 +10,14 @@ ARGS     ?=
 all: build
 
 # -buildvcs=auto: `heapproxy version` names the revision even where GOFLAGS
-# turns VCS stamping off.
+# turns VCS stamping off. CGO_ENABLED=0: a static binary. The only cgo in the
+# build is the net package's libc resolver, which Go's own replaces (it reads
+# /etc/hosts, /etc/resolv.conf and nsswitch.conf); without it no ld.so and
+# libc start with every process, so `heapproxy dot` starts 0.6 ms sooner and
+# keeps 2 MB less resident (bench/heapprof/README.md), and the file runs on
+# any Linux of its architecture. The benchmarks build the same way.
 build:
-	$(GO) build -buildvcs=auto -o $(BIN)/heapproxy ./cmd/heapproxy
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(BIN)/heapproxy ./cmd/heapproxy
 
 run: build
 	./$(BIN)/heapproxy --listen $(LISTEN) $(ARGS)

@@ -79,7 +79,7 @@ program() {
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$repo" && go build -o "$tmp/heapproxy.linked" ./cmd/heapproxy && go build -o "$tmp/symbench" ./bench/heapprof/symbench &&
+(cd "$repo" && CGO_ENABLED=0 go build -o "$tmp/heapproxy.linked" ./cmd/heapproxy && go build -o "$tmp/symbench" ./bench/heapprof/symbench &&
   go build -o "$tmp/treerss" ./bench/heapprof/treerss)
 # heapproxy is measured as installed (copied, as an install step, a package or
 # a deploy writes it), not as the linker left it: Go's linker writes its

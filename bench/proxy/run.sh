@@ -176,7 +176,7 @@ for tg in $TARGETS; do
 	if [[ -z $HEAPPROXY_BIN ]]; then
 		HEAPPROXY_BIN=$tmp/heapproxy
 		log "building heapproxy"
-		(cd "$repo" && go build -o "$HEAPPROXY_BIN" ./cmd/heapproxy) >"$tmp/build.log" 2>&1 ||
+		(cd "$repo" && CGO_ENABLED=0 go build -o "$HEAPPROXY_BIN" ./cmd/heapproxy) >"$tmp/build.log" 2>&1 ||
 			die "go build ./cmd/heapproxy failed, see $tmp/build.log (or set TARGETS=\"direct haproxy\")"
 	fi
 	bin=$HEAPPROXY_BIN

@@ -68,7 +68,7 @@ echo "|---|---:|---:|---:|---:|---:|---:|"
 n=0
 for src in "${srcs[@]}"; do
   n=$((n + 1))
-  (cd "$src" && go build -o "$tmp/heapproxy.$n" ./cmd/heapproxy)
+  (cd "$src" && CGO_ENABLED=0 go build -o "$tmp/heapproxy.$n" ./cmd/heapproxy)
   "$tmp/heapproxy.$n" dot "$bin" "$prof" | tail -n +2 >"$tmp/cli.dot"
   : >"$tmp/fetch"; : >"$tmp/cold"; : >"$tmp/warm"; : >"$tmp/snap"; : >"$tmp/todot"; : >"$tmp/hwm"
   for r in $(seq "$runs"); do

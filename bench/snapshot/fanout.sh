@@ -66,7 +66,7 @@ echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 n=0
 for src in "${srcs[@]}"; do
   n=$((n + 1))
-  (cd "$src" && go build -o "$tmp/heapproxy.$n" ./cmd/heapproxy)
+  (cd "$src" && CGO_ENABLED=0 go build -o "$tmp/heapproxy.$n" ./cmd/heapproxy)
   data=$tmp/data.$n
   "$tmp/heapproxy.$n" --config "$tmp/config.yaml" --data-dir "$data" --log-level error 2>"$tmp/heapproxy.$n.err" &
   hp=$!
