@@ -43,8 +43,12 @@ import (
 )
 
 // init runs a command of this package when the process was started with
-// one (heapproxy dot ...) and exits with its status, before the packages
-// of the server are initialized. Any other command line (the server, help,
+// one (heapproxy dot ...) and exits with its status, before the heaviest
+// packages of the server are initialized (the SQL engine's, the TiDB
+// parser, pprof's web driver: TestDotSkipsServerInit). Lighter ones that
+// sort before this package's path still initialize first: Go's linker
+// runs the ready packages in import-path order, and this one waits on
+// regexp and internal/zstd. Any other command line (the server, help,
 // version, a test binary's flags) goes on to main.
 func init() {
 	if len(os.Args) < 2 || find(os.Args[1]) == nil {
