@@ -16,8 +16,14 @@ all: build
 # libc start with every process, so `heapproxy dot` starts 0.6 ms sooner and
 # keeps 2 MB less resident (bench/heapprof/README.md), and the file runs on
 # any Linux of its architecture. The benchmarks build the same way.
+# heapproxy-jeprof: the jeprof-like commands without the server, which
+# `heapproxy dot ...` hands itself to (cmd/heapproxy/internal/helper), if its
+# build ID is the one recorded here; install both files together.
+HELPER_ID := github.com/heapproxy/heapproxy/cmd/heapproxy/internal/helper.BuildID
 build:
-	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(BIN)/heapproxy ./cmd/heapproxy
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(BIN)/heapproxy-jeprof ./cmd/heapproxy/jeprof
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -ldflags "-X $(HELPER_ID)=$$($(GO) tool buildid $(BIN)/heapproxy-jeprof)" \
+		-o $(BIN)/heapproxy ./cmd/heapproxy
 
 run: build
 	./$(BIN)/heapproxy --listen $(LISTEN) $(ARGS)

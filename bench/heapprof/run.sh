@@ -79,15 +79,17 @@ program() {
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$repo" && CGO_ENABLED=0 go build -o "$tmp/heapproxy.linked" ./cmd/heapproxy && go build -o "$tmp/symbench" ./bench/heapprof/symbench &&
-  go build -o "$tmp/treerss" ./bench/heapprof/treerss)
+# heapproxy as make build makes it: with heapproxy-jeprof beside it, which
+# heapproxy dot hands itself to (cmd/heapproxy/internal/helper).
+make -s -C "$repo" build BIN="$tmp/linked" >/dev/null
+(cd "$repo" && go build -o "$tmp/symbench" ./bench/heapprof/symbench && go build -o "$tmp/treerss" ./bench/heapprof/treerss)
 # heapproxy is measured as installed (copied, as an install step, a package or
 # a deploy writes it), not as the linker left it: Go's linker writes its
 # output through a memory map, and until those page-cache pages are evicted
 # and read back, running the file maps about 10 MB more of it per process
 # (server shape, session 8: 72 against 62-63 MB of peak RSS for the same
 # bytes; the same after posix_fadvise(DONTNEED) and a first run).
-cp "$tmp/heapproxy.linked" "$tmp/heapproxy"
+cp "$tmp/linked/heapproxy" "$tmp/linked/heapproxy-jeprof" "$tmp/"
 
 # timed NAME OUT CMD...: runs CMD with stdout to OUT and appends
 # "wall_seconds peak_rss_kb" to $tmp/NAME.times. The wall is bash's clock

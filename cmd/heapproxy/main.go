@@ -17,6 +17,9 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/heapproxy/heapproxy/backends"
+	// First among heapproxy's packages to initialize: it hands the jeprof-like
+	// commands to heapproxy-jeprof when make build put one beside heapproxy.
+	_ "github.com/heapproxy/heapproxy/cmd/heapproxy/internal/helper"
 	"github.com/heapproxy/heapproxy/heapprof/snapshot"
 	"github.com/heapproxy/heapproxy/heapprof/sqlview"
 	"github.com/heapproxy/heapproxy/heapprof/web"
