@@ -26,31 +26,21 @@ func TestHelperCommands(t *testing.T) {
 	}
 }
 
-// buildPair builds heapproxy and heapproxy-jeprof into dir as make build
-// does: the helper first, its build ID recorded in heapproxy.
+// buildPair builds heapproxy and heapproxy-jeprof into dir with make
+// build, the recipe users run: the helper first, its build ID recorded in
+// heapproxy.
 func buildPair(t *testing.T, dir string) {
 	t.Helper()
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		out, err := cmd.Output()
-		if err != nil {
-			var stderr []byte
-			if ee, ok := err.(*exec.ExitError); ok {
-				stderr = ee.Stderr
-			}
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, stderr)
-		}
-		return strings.TrimSpace(string(out))
+	if out, err := exec.Command("make", "-s", "-C", "../..", "build", "BIN="+dir).CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
 	}
 	jeprofBin := filepath.Join(dir, helper.Name)
-	run("go", "build", "-o", jeprofBin, "./jeprof")
-	id := run("go", "tool", "buildid", jeprofBin)
-	run("go", "build", "-ldflags", "-X github.com/heapproxy/heapproxy/cmd/heapproxy/internal/helper.BuildID="+id,
-		"-o", filepath.Join(dir, "heapproxy"), ".")
-	if got := helper.ReadBuildID(jeprofBin); got != id {
-		t.Fatalf("ReadBuildID(%s) = %q, go tool buildid says %q", jeprofBin, got, id)
+	out, err := exec.Command("go", "tool", "buildid", jeprofBin).Output()
+	if err != nil {
+		t.Fatalf("go tool buildid %s: %v", jeprofBin, err)
+	}
+	if got, want := helper.ReadBuildID(jeprofBin), strings.TrimSpace(string(out)); got != want {
+		t.Fatalf("ReadBuildID(%s) = %q, go tool buildid says %q", jeprofBin, got, want)
 	}
 }
 

@@ -8,13 +8,18 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
-	// Its init runs the command and exits.
-	_ "github.com/heapproxy/heapproxy/cmd/heapproxy/internal/jeprofcmd"
+	// Its init runs the command and exits; main runs only without one.
+	"github.com/heapproxy/heapproxy/cmd/heapproxy/internal/jeprofcmd"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "heapproxy-jeprof: run as heapproxy-jeprof COMMAND [flags] BINARY PROFILE, "+
-		"COMMAND one of dot, text, folded, flamegraph, proto (heapproxy help COMMAND)")
+	var names []string
+	for _, c := range jeprofcmd.Commands() {
+		names = append(names, c.Name)
+	}
+	fmt.Fprintf(os.Stderr, "heapproxy-jeprof: run as heapproxy-jeprof COMMAND [flags] BINARY PROFILE, "+
+		"COMMAND one of %s (heapproxy help COMMAND)\n", strings.Join(names, ", "))
 	os.Exit(2)
 }

@@ -40,25 +40,22 @@ func init() {
 	if BuildID == "" || len(os.Args) < 2 || os.Getenv(InProcessEnv) != "" || !isCommand(os.Args[1]) {
 		return
 	}
-	if path, ok := Path(); ok {
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	// Not strings.LastIndexByte or filepath.Dir: with either import Go
+	// initializes this package after some 80 others instead of right
+	// after os.
+	dir := len(exe)
+	for dir > 0 && exe[dir-1] != '/' {
+		dir--
+	}
+	path := exe[:dir] + Name
+	if ReadBuildID(path) == BuildID {
 		// Returns only if exec failed: the command then runs here.
 		_ = syscall.Exec(path, os.Args, os.Environ())
 	}
-}
-
-// Path is the helper beside the running executable, and whether it is the
-// one this binary was built with.
-func Path() (string, bool) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", false
-	}
-	dir := exe
-	for len(dir) > 0 && dir[len(dir)-1] != '/' {
-		dir = dir[:len(dir)-1]
-	}
-	path := dir + Name
-	return path, BuildID != "" && ReadBuildID(path) == BuildID
 }
 
 func isCommand(name string) bool {
@@ -81,7 +78,8 @@ const (
 
 // ReadBuildID returns the Go build ID of the ELF executable at path, or ""
 // when its first 64 KB hold none (the linker writes the note into the
-// first page).
+// first page). It scans for the note rather than use debug/elf, whose
+// imports (internal/zstd among them) would hold this package's init back.
 func ReadBuildID(path string) string {
 	f, err := os.Open(path)
 	if err != nil {
