@@ -36,7 +36,9 @@ func mapFile(path string) (*mappedFile, error) {
 		return nil, fmt.Errorf("mmap %s: %w", path, err)
 	}
 	m := &mappedFile{data: data}
-	// The map lives as long as the object that holds it (the cache).
+	// Unmapped once nothing holds m. Whatever keeps a slice of data
+	// (symTab, debugSection) holds m too: the collector does not see
+	// memory outside its heap, so a slice alone would not keep it mapped.
 	runtime.AddCleanup(m, func(b []byte) { _ = syscall.Munmap(b) }, data)
 	return m, nil
 }
@@ -67,7 +69,7 @@ func mappedDWARF(f *elf.File, m *mappedFile) (*rawDWARF, error) {
 		case "loc", "loclists", "frame", "macro", "macinfo", "pubnames", "pubtypes", "gnu_pubnames", "gnu_pubtypes":
 			continue // never read: not inflated either
 		}
-		ds, err := newDebugSection(f, s, m.data)
+		ds, err := newDebugSection(f, s, m)
 		if err != nil {
 			return nil, err
 		}

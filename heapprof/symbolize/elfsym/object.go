@@ -42,8 +42,6 @@ type object struct {
 	syms     bfdSymtab // addr2line's symbols
 	symSecs  []section // the sections syms refer to
 
-	mapped []*mappedFile // keeps the memory maps of the symbols and the DWARF alive
-
 	mu    sync.Mutex
 	dw    *dwarfIndex
 	memo  map[uint64]answer
@@ -117,8 +115,7 @@ func openObject(path string, debugDirs []string) (*object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read symbols of %s: %w", path, err)
 	}
-	o.mapped = append(o.mapped, m)
-	static, err := readSymTab(f, m.data, elf.SHT_SYMTAB)
+	static, err := readSymTab(f, m, elf.SHT_SYMTAB)
 	if err != nil {
 		static = &symTab{}
 	}
@@ -126,7 +123,7 @@ func openObject(path string, debugDirs []string) (*object, error) {
 	dynamic := func() *symTab {
 		if dyn == nil {
 			var err error
-			if dyn, err = readSymTab(f, m.data, elf.SHT_DYNSYM); err != nil {
+			if dyn, err = readSymTab(f, m, elf.SHT_DYNSYM); err != nil {
 				dyn = &symTab{}
 			}
 		}
@@ -153,11 +150,10 @@ func openObject(path string, debugDirs []string) (*object, error) {
 				if err != nil {
 					return nil, fmt.Errorf("read DWARF of %s: %w", dbgPath, err)
 				}
-				o.mapped = append(o.mapped, dm)
 				dwFile, dwPath, dwMap = df, dbgPath, dm
 				// BFD then takes the debug file's symbols for every
 				// name it looks up.
-				if s, err := readSymTab(df, dm.data, elf.SHT_SYMTAB); err == nil && s.len() > 0 {
+				if s, err := readSymTab(df, dm, elf.SHT_SYMTAB); err == nil && s.len() > 0 {
 					o.syms = buildBFDSymtab(s)
 					o.symSecs = allocSections(df)
 				}

@@ -178,7 +178,7 @@ func TestDynamicSymbolVersions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			syms, err := readSymTab(f, m.data, elf.SHT_DYNSYM)
+			syms, err := readSymTab(f, m, elf.SHT_DYNSYM)
 			if err != nil {
 				t.Fatal(err)
 			}

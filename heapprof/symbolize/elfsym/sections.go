@@ -34,6 +34,9 @@ import (
 // 4 MB of memory for it.
 type debugSection struct {
 	plain []byte // an uncompressed section, mapped
+	// file keeps the mapping plain and raw lie in: a slice of it does not
+	// keep it from being unmapped.
+	file *mappedFile
 
 	mu    sync.Mutex
 	size  int              // uncompressed size
@@ -65,15 +68,16 @@ type span struct{ start, end int }
 // expand more than ~1032x, and no debug section of interest nears 4 GB.
 const maxInflated = 1 << 32
 
-// newDebugSection returns the section s of the mapped file data.
-func newDebugSection(f *elf.File, s *elf.Section, data []byte) (*debugSection, error) {
+// newDebugSection returns the section s of the mapped file m.
+func newDebugSection(f *elf.File, s *elf.Section, m *mappedFile) (*debugSection, error) {
+	data := m.data
 	end := s.Offset + s.FileSize
 	if end < s.Offset || end > uint64(len(data)) {
 		return nil, fmt.Errorf("section %s outside the file", s.Name)
 	}
 	raw := data[s.Offset:end:end]
 	if s.Flags&elf.SHF_COMPRESSED == 0 {
-		return &debugSection{plain: raw}, nil
+		return &debugSection{plain: raw, file: m}, nil
 	}
 	// Elf64_Chdr / Elf32_Chdr: type, (reserved,) size, alignment.
 	var typ uint32
@@ -117,7 +121,7 @@ func newDebugSection(f *elf.File, s *elf.Section, data []byte) (*debugSection, e
 	if err != nil {
 		return nil, fmt.Errorf("section %s: %w", s.Name, err)
 	}
-	ds := &debugSection{size: int(size), order: f.ByteOrder, z: z, in: in, raw: zs[2:], buf: buf, unitAt: -1}
+	ds := &debugSection{file: m, size: int(size), order: f.ByteOrder, z: z, in: in, raw: zs[2:], buf: buf, unitAt: -1}
 	if len(buf) > 0 {
 		// Everything that holds a slice of buf also holds ds (rawDWARF).
 		runtime.AddCleanup(ds, func(b []byte) { _ = syscall.Munmap(b) }, buf)

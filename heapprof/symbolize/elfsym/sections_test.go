@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -63,14 +62,13 @@ func (c sparseCase) section(t *testing.T) *debugSection {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { runtime.KeepAlive(m) })
 	raw := m.data
 	buf, err := anonymousMap(len(c.plain))
 	if err != nil {
 		t.Fatal(err)
 	}
 	in := bytes.NewReader(raw)
-	return &debugSection{size: len(c.plain), order: binary.LittleEndian, z: flate.NewReader(in), in: in, raw: raw, buf: buf, unitAt: -1}
+	return &debugSection{file: m, size: len(c.plain), order: binary.LittleEndian, z: flate.NewReader(in), in: in, raw: raw, buf: buf, unitAt: -1}
 }
 
 // check reads unit u through s.slice and compares it with the original.

@@ -22,6 +22,9 @@ type symTab struct {
 	dynamic bool
 	versym  []byte                // .gnu.version: one index per symbol, the null one first
 	vers    map[uint16]symVersion // version index -> version
+	// file keeps the mapping recs, str and versym lie in: a slice of it
+	// does not keep it from being unmapped.
+	file *mappedFile
 }
 
 // symVersion is a version of .gnu.version_d (needed false) or
@@ -44,10 +47,11 @@ type elfSym struct {
 var errSymTab = errors.New("malformed symbol table")
 
 // readSymTab returns the image's first section of type typ (SHT_SYMTAB or
-// SHT_DYNSYM) over data, the mapped file; an empty table when there is
+// SHT_DYNSYM) over m, the mapped file; an empty table when there is
 // none. Dynamic tables carry their GNU versions.
-func readSymTab(f *elf.File, data []byte, typ elf.SectionType) (*symTab, error) {
-	t := &symTab{recSize: 24, order: f.ByteOrder, dynamic: typ == elf.SHT_DYNSYM}
+func readSymTab(f *elf.File, m *mappedFile, typ elf.SectionType) (*symTab, error) {
+	t := &symTab{recSize: 24, order: f.ByteOrder, dynamic: typ == elf.SHT_DYNSYM, file: m}
+	data := m.data
 	if f.Class == elf.ELFCLASS32 {
 		t.recSize = 16
 	}
