@@ -74,8 +74,34 @@ func (x *rawDWARF) dwarfData() (*dwarf.Data, error) {
 			whole[name] = b
 		}
 		x.goData, x.goErr = newGoDWARF(whole)
+		if x.goErr == nil {
+			x.primeUnits(x.goData)
+		}
 	})
 	return x.goData, x.goErr
+}
+
+// primeUnits enters every unit of d once, before any concurrent reader:
+// debug/dwarf reads a DWARF 5 unit's bases (DW_AT_str_offsets_base,
+// DW_AT_addr_base, DW_AT_rnglists_base) into the shared Data when a Reader
+// first enters the unit, unguarded (Go 1.26.8, debug/dwarf/entry.go,
+// collectDwarf5BaseOffsets). Units decoded in parallel then raced there,
+// and a reader that came second could resolve the indexed forms with
+// bases not yet read: wrong names without an error (the race detector
+// found it in TestFallbackInputs). Units parseHeader does not read
+// (skeleton, type and split units) are never decoded.
+func (x *rawDWARF) primeUnits(d *dwarf.Data) {
+	r := d.Reader()
+	for off := 0; off < x.info.len(); {
+		h, err := x.parseHeader(off)
+		if h.end <= off {
+			return
+		}
+		if err == nil {
+			r.Seek(dwarf.Offset(h.dieOff))
+		}
+		off = h.end
+	}
 }
 
 // unitAt returns the header of the unit holding .debug_info offset off,
