@@ -1,6 +1,7 @@
 package elfsym
 
 import (
+	"bufio"
 	"cmp"
 	"debug/dwarf"
 	"errors"
@@ -182,6 +183,48 @@ func fallbackToDebugDWARF(why error, build func() (*dwarf.Data, error)) (*dwarf.
 	}
 	fallbacks.Add(1)
 	return build()
+}
+
+// primeUnits enters every unit of d once, before any concurrent reader:
+// debug/dwarf reads a DWARF 5 unit's bases (DW_AT_str_offsets_base,
+// DW_AT_addr_base, DW_AT_rnglists_base) into the shared Data when a Reader
+// first enters the unit, unguarded (Go 1.26.8, debug/dwarf/entry.go,
+// collectDwarf5BaseOffsets). Units decoded in parallel raced there, and a
+// reader that came second could resolve the indexed forms with bases not
+// yet read: wrong names without an error (the race detector found it in
+// TestFallbackInputs). info is d's .debug_info, read once from its start:
+// only the units' lengths are read, and a Seek to each unit's last byte
+// enters it. It returns how many units it entered.
+func primeUnits(d *dwarf.Data, info io.Reader) (units int) {
+	r := d.Reader()
+	order := r.ByteOrder() // the file's; nil when d has no units
+	if order == nil {
+		return 0
+	}
+	br := bufio.NewReader(info)
+	var word [8]byte
+	for off := uint64(0); ; {
+		if _, err := io.ReadFull(br, word[:4]); err != nil {
+			return units
+		}
+		n, size := uint64(order.Uint32(word[:])), uint64(4)
+		if n == 0xffffffff {
+			if _, err := io.ReadFull(br, word[:]); err != nil {
+				return units
+			}
+			n, size = order.Uint64(word[:]), 12
+		}
+		if n == 0 || n > 1<<40 {
+			return units
+		}
+		end := off + size + n
+		r.Seek(dwarf.Offset(end - 1))
+		units++
+		if _, err := br.Discard(int(n)); err != nil {
+			return units
+		}
+		off = end
+	}
 }
 
 // fallbacks counts fallbackToDebugDWARF's grants, for the tests.
@@ -422,7 +465,7 @@ func (x *dwarfIndex) predecode(pcs []uint64, delta uint64) {
 	for range min(runtime.GOMAXPROCS(0), n) {
 		go func() {
 			for i := range work {
-				u, err := x.loadUnitFor(need[i], ahead[i].want)
+				u, err := x.decodeOnWorker(need[i], ahead[i].want)
 				if err == nil {
 					ahead[i].u = u
 				}
@@ -554,8 +597,10 @@ func (x *dwarfIndex) inBatches(pcs []uint64, delta uint64, known func(uint64) bo
 }
 
 // loadAll starts decoding the units in parallel and returns a function
-// that waits for them. Decoding only reads x.raw (and x.d), which are safe
-// for concurrent readers; x.units is left to the caller. Units that fail
+// that waits for them. Decoding only reads x.raw and debug/dwarf's Data,
+// which are safe for concurrent readers once every unit has been entered
+// (rawDWARF.primeUnits; newDwarfIndex's own reads for x.d); x.units is
+// left to the caller. Units that fail
 // are left out (unit() will retry and report).
 func (x *dwarfIndex) loadAll(need []dwarf.Offset, want map[dwarf.Offset][]uint64) func() map[dwarf.Offset]*unitInfo {
 	out := make(map[dwarf.Offset]*unitInfo, len(need))
@@ -575,7 +620,7 @@ func (x *dwarfIndex) loadAll(need []dwarf.Offset, want map[dwarf.Offset][]uint64
 	for range min(runtime.GOMAXPROCS(0), len(need)) {
 		go func() {
 			for off := range work {
-				u, err := x.loadUnitFor(off, want[off])
+				u, err := x.decodeOnWorker(off, want[off])
 				if err != nil {
 					u = nil
 				}
@@ -603,6 +648,21 @@ func (x *dwarfIndex) unit(off dwarf.Offset) (*unitInfo, error) {
 	}
 	x.units[off] = u
 	return u, nil
+}
+
+// decodeOnWorker is loadUnitFor on one of the decoding goroutines, where a
+// panic (a bug met on some malformed DWARF) would end the whole process,
+// the server included, and not only the lookup: it becomes the unit's
+// error instead. The unit is then decoded again on the caller's goroutine,
+// whose own recovery (profiling.Service.RecoverAsError) answers the
+// client with an error.
+func (x *dwarfIndex) decodeOnWorker(off dwarf.Offset, want []uint64) (u *unitInfo, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			u, err = nil, fmt.Errorf("decode unit at %#x: panic: %v", off, r)
+		}
+	}()
+	return x.loadUnitFor(off, want)
 }
 
 // loadUnit decodes one unit: its line table and every function DIE, with

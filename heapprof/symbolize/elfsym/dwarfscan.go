@@ -75,33 +75,10 @@ func (x *rawDWARF) dwarfData() (*dwarf.Data, error) {
 		}
 		x.goData, x.goErr = newGoDWARF(whole)
 		if x.goErr == nil {
-			x.primeUnits(x.goData)
+			primeUnits(x.goData, bytes.NewReader(whole["info"]))
 		}
 	})
 	return x.goData, x.goErr
-}
-
-// primeUnits enters every unit of d once, before any concurrent reader:
-// debug/dwarf reads a DWARF 5 unit's bases (DW_AT_str_offsets_base,
-// DW_AT_addr_base, DW_AT_rnglists_base) into the shared Data when a Reader
-// first enters the unit, unguarded (Go 1.26.8, debug/dwarf/entry.go,
-// collectDwarf5BaseOffsets). Units decoded in parallel then raced there,
-// and a reader that came second could resolve the indexed forms with
-// bases not yet read: wrong names without an error (the race detector
-// found it in TestFallbackInputs). Units parseHeader does not read
-// (skeleton, type and split units) are never decoded.
-func (x *rawDWARF) primeUnits(d *dwarf.Data) {
-	r := d.Reader()
-	for off := 0; off < x.info.len(); {
-		h, err := x.parseHeader(off)
-		if h.end <= off {
-			return
-		}
-		if err == nil {
-			r.Seek(dwarf.Offset(h.dieOff))
-		}
-		off = h.end
-	}
 }
 
 // unitAt returns the header of the unit holding .debug_info offset off,
@@ -647,8 +624,11 @@ func (x *rawDWARF) scanUnit(h unitHeader, base uint64, want []uint64, fn func(*s
 			if !skip && !d.hit && isFunc && a.tag != dwarf.TagEntryPoint && sibling > 0 {
 				skip = true
 			}
-			if skip && sibling > 0 {
-				r.off = h.start + int(sibling)
+			// Only a sibling ahead, within the unit, is followed: one that
+			// points back would walk the same DIEs forever (a corrupt or
+			// hostile debug file); without it the children are walked.
+			if next := h.start + int(sibling); skip && sibling > 0 && next > r.off && next <= h.end {
+				r.off = next
 				level--
 			}
 		} else {

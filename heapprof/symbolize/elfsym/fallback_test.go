@@ -1,6 +1,7 @@
 package elfsym
 
 import (
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,27 +48,7 @@ func TestFallbackInputs(t *testing.T) {
 			return bin
 		}
 	}
-	goBinary := func(t *testing.T) string {
-		mod := filepath.Join(dir, "gomod")
-		if err := os.MkdirAll(mod, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, text := range map[string]string{
-			"go.mod":  "module alloc\n",
-			"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(make([]byte, 1<<20)[0]) }\n",
-		} {
-			if err := os.WriteFile(filepath.Join(mod, name), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		bin := filepath.Join(dir, "go-binary")
-		cmd := exec.Command("go", "build", "-o", bin, ".")
-		cmd.Dir = mod
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
-		return bin
-	}
+	goBinary := func(t *testing.T) string { return buildGoProgram(t, dir) }
 	cases := []struct {
 		name     string
 		build    func(t *testing.T) string
@@ -134,6 +115,66 @@ func TestFallbackInputs(t *testing.T) {
 			t.Logf("%d of %d addresses differ from addr2line", bad, len(pcs))
 			if bad > c.differ {
 				t.Errorf("%d of %d addresses differ from addr2line, at most %d expected", bad, len(pcs), c.differ)
+			}
+		})
+	}
+}
+
+// buildGoProgram builds a small Go program in dir: Go 1.26's linker writes
+// DWARF 5 with DW_FORM_addrx in every unit, zlib-compressed.
+func buildGoProgram(t testing.TB, dir string) string {
+	t.Helper()
+	mod := filepath.Join(dir, "gomod")
+	if err := os.MkdirAll(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"go.mod":  "module alloc\n",
+		"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(make([]byte, 1<<20)[0]) }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(mod, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "go-binary")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = mod
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestPrimeUnits: primeUnits enters as many units as readelf lists, in
+// plain, zstd-compressed (read through debug/elf's stream) and Go-built
+// DWARF 5, so no unit is left for parallel decoders to enter first.
+func TestPrimeUnits(t *testing.T) {
+	dir := t.TempDir()
+	extra := filepath.Join(dir, "extra.cc") // a second unit
+	if err := os.WriteFile(extra, []byte("int extra_unit(int x) { return 3 * x; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(dir, "inline")
+	run(t, nil, "g++", "-g", "-O2", "-o", plain, filepath.Join(progsDir(t), "inline.cc"), extra, "-ljemalloc")
+	zstd := plain + "-zstd"
+	run(t, nil, "objcopy", "--compress-debug-sections=zstd", plain, zstd)
+	for _, bin := range []string{plain, zstd, buildGoProgram(t, dir)} {
+		t.Run(filepath.Base(bin), func(t *testing.T) {
+			want := strings.Count(string(run(t, nil, "readelf", "--debug-dump=info", bin)), "Compilation Unit @ offset")
+			if want < 2 {
+				t.Fatalf("readelf lists %d units", want)
+			}
+			f, err := elf.Open(bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			d, err := f.DWARF()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := primeUnits(d, f.Section(".debug_info").Open()); got != want {
+				t.Errorf("entered %d units, readelf lists %d", got, want)
 			}
 		})
 	}

@@ -168,6 +168,8 @@ func openObject(path string, debugDirs []string) (*object, error) {
 			if d, err = fallbackToDebugDWARF(err, dwFile.DWARF); err != nil {
 				return nil, fmt.Errorf("read DWARF of %s: %w", dwPath, err)
 			}
+			// Inflated again as a stream, for the units' lengths only.
+			primeUnits(d, dwFile.Section(".debug_info").Open())
 			if s := dwFile.Section(".debug_aranges"); s != nil {
 				aranges, _ = s.Data()
 			}

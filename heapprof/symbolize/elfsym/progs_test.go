@@ -14,7 +14,7 @@ import (
 
 // progsDir is the repository's testdata/progs, the programs the tests
 // build and compare with binutils and jeprof.
-func progsDir(t *testing.T) string {
+func progsDir(t testing.TB) string {
 	t.Helper()
 	dir, err := filepath.Abs("../../../testdata/progs")
 	if err != nil {

@@ -1,0 +1,101 @@
+package elfsym
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzDebugSections symbolizes a real program (inline.cc, g++ -g -O2: DWARF
+// 5, inlined frames, C++ names) whose debug sections carry the fuzzer's
+// edits, as Symbolize does: open, prefetch (units decoded on goroutines of
+// their own, where a panic would end the process, not the lookup), then the
+// answers in batches. Debug files come from nodes and debuginfod servers,
+// so any bytes must give an error or answers, never a panic or a hang.
+// Each 5 bytes of the input are one edit: a little-endian offset into the
+// debug sections' bytes and the byte written there.
+func FuzzDebugSections(f *testing.F) {
+	dir := f.TempDir()
+	type seedImage struct {
+		image      []byte
+		start, end int // the file range of the .debug_ sections
+		pcs        []uint64
+	}
+	var images []seedImage
+	for i, flags := range [][]string{{"-gz=none"}, {"-gz=zlib"}} {
+		bin := filepath.Join(dir, "inline"+string(rune('a'+i)))
+		run(f, nil, "g++", append(flags, "-g", "-O2", "-o", bin, filepath.Join(progsDir(f), "inline.cc"), "-ljemalloc")...)
+		image, err := os.ReadFile(bin)
+		if err != nil {
+			f.Fatal(err)
+		}
+		ef, err := elf.Open(bin)
+		if err != nil {
+			f.Fatal(err)
+		}
+		s := seedImage{image: image, start: len(image)}
+		for _, sec := range ef.Sections {
+			if strings.HasPrefix(sec.Name, ".debug_") {
+				s.start = min(s.start, int(sec.Offset))
+				s.end = max(s.end, int(sec.Offset+sec.FileSize))
+			}
+		}
+		text := ef.Section(".text")
+		ef.Close()
+		if text == nil || s.end <= s.start {
+			f.Fatalf("%s: no .text or no debug sections", bin)
+		}
+		for a := text.Addr; a < text.Addr+text.Size; a += 5 {
+			s.pcs = append(s.pcs, a)
+		}
+		images = append(images, s)
+	}
+	f.Add(byte(0), []byte{})
+	f.Add(byte(1), []byte{})
+	f.Add(byte(0), []byte{4, 0, 0, 0, 0xff, 0x10, 0, 0, 0, 0x80})
+	f.Add(byte(1), []byte{20, 0, 0, 0, 0x7f})
+	f.Fuzz(func(t *testing.T, which byte, edits []byte) {
+		s := images[int(which)%len(images)]
+		image := append([]byte(nil), s.image...)
+		edited := len(edits) >= 5
+		for ; len(edits) >= 5; edits = edits[5:] {
+			off := int(binary.LittleEndian.Uint32(edits) % uint32(s.end-s.start))
+			image[s.start+off] = edits[4]
+		}
+		path := filepath.Join(t.TempDir(), "image")
+		if err := os.WriteFile(path, image, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		o, err := openObject(path, nil)
+		if err != nil {
+			return
+		}
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.prefetch(s.pcs, 0)
+		seen := make(map[fnKey]bool)
+		inlined := false // an inlined frame of inline.cc's, from its DWARF
+		answer := func(pc uint64) {
+			fr := o.jeprofFrames(pc, pc, seen)
+			if len(fr) == 0 {
+				t.Errorf("%#x: no frame (want a name or ??)", pc)
+			}
+			for _, j := range fr[:max(len(fr)-1, 0)] {
+				inlined = inlined || strings.Contains(j.name, "make_column")
+			}
+		}
+		if o.dw == nil {
+			for _, pc := range s.pcs {
+				answer(pc)
+			}
+		} else {
+			o.dw.inBatches(s.pcs, 0, func(addr uint64) bool { _, ok := o.memo[addr]; return ok }, answer)
+		}
+		if !edited && !inlined {
+			t.Error("the unedited program answered no inlined make_column frame: the harness reads no DWARF")
+		}
+	})
+}
