@@ -9,20 +9,24 @@ import (
 	"testing"
 )
 
-// FuzzDebugSections symbolizes a real program (inline.cc, g++ -g -O2: DWARF
+// FuzzImageEdits symbolizes a real program (inline.cc, g++ -g -O2: DWARF
 // 5, inlined frames, C++ names) whose debug sections carry the fuzzer's
 // edits, as Symbolize does: open, prefetch (units decoded on goroutines of
 // their own, where a panic would end the process, not the lookup), then the
 // answers in batches. Debug files come from nodes and debuginfod servers,
 // so any bytes must give an error or answers, never a panic or a hang.
-// Each 5 bytes of the input are one edit: a little-endian offset into the
-// debug sections' bytes and the byte written there.
-func FuzzDebugSections(f *testing.F) {
+// which picks the program (plain or zlib-compressed DWARF) and the part of
+// the file edited: the debug sections, the symbol tables (.symtab, .strtab,
+// .dynsym, .dynstr and the GNU version sections) or the section headers.
+// Each 5 bytes of edits are one edit: a little-endian offset into that part
+// and the byte written there.
+func FuzzImageEdits(f *testing.F) {
 	dir := f.TempDir()
+	type span struct{ start, end int } // a range of the file
 	type seedImage struct {
-		image      []byte
-		start, end int // the file range of the .debug_ sections
-		pcs        []uint64
+		image []byte
+		parts []span // debug sections, symbol tables, section headers
+		pcs   []uint64
 	}
 	var images []seedImage
 	for i, flags := range [][]string{{"-gz=none"}, {"-gz=zlib"}} {
@@ -36,34 +40,52 @@ func FuzzDebugSections(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		s := seedImage{image: image, start: len(image)}
+		s := seedImage{image: image}
+		debug, syms := span{len(image), 0}, span{len(image), 0}
 		for _, sec := range ef.Sections {
-			if strings.HasPrefix(sec.Name, ".debug_") {
-				s.start = min(s.start, int(sec.Offset))
-				s.end = max(s.end, int(sec.Offset+sec.FileSize))
+			grow := func(p *span) {
+				p.start = min(p.start, int(sec.Offset))
+				p.end = max(p.end, int(sec.Offset+sec.FileSize))
+			}
+			switch {
+			case strings.HasPrefix(sec.Name, ".debug_"):
+				grow(&debug)
+			case sec.Type == elf.SHT_SYMTAB || sec.Type == elf.SHT_DYNSYM || sec.Type == elf.SHT_STRTAB && sec.Name != ".shstrtab" ||
+				sec.Type == elf.SHT_GNU_VERSYM || sec.Type == elf.SHT_GNU_VERNEED || sec.Type == elf.SHT_GNU_VERDEF:
+				grow(&syms)
 			}
 		}
+		// The section header table: e_shoff and e_shnum of an ELF64 header.
+		shoff, shnum := int(binary.LittleEndian.Uint64(image[0x28:])), int(binary.LittleEndian.Uint16(image[0x3c:]))
+		s.parts = []span{debug, syms, {shoff, shoff + 64*shnum}}
 		text := ef.Section(".text")
 		ef.Close()
-		if text == nil || s.end <= s.start {
-			f.Fatalf("%s: no .text or no debug sections", bin)
+		for _, p := range s.parts {
+			if p.end <= p.start || p.end > len(image) {
+				f.Fatalf("%s: a part to edit is empty or outside the file: %v", bin, s.parts)
+			}
+		}
+		if text == nil {
+			f.Fatalf("%s: no .text", bin)
 		}
 		for a := text.Addr; a < text.Addr+text.Size; a += 5 {
 			s.pcs = append(s.pcs, a)
 		}
 		images = append(images, s)
 	}
-	f.Add(byte(0), []byte{})
-	f.Add(byte(1), []byte{})
+	for which := range 2 * 3 {
+		f.Add(byte(which), []byte{})
+	}
 	f.Add(byte(0), []byte{4, 0, 0, 0, 0xff, 0x10, 0, 0, 0, 0x80})
 	f.Add(byte(1), []byte{20, 0, 0, 0, 0x7f})
 	f.Fuzz(func(t *testing.T, which byte, edits []byte) {
 		s := images[int(which)%len(images)]
+		part := s.parts[int(which)/len(images)%len(s.parts)]
 		image := append([]byte(nil), s.image...)
 		edited := len(edits) >= 5
 		for ; len(edits) >= 5; edits = edits[5:] {
-			off := int(binary.LittleEndian.Uint32(edits) % uint32(s.end-s.start))
-			image[s.start+off] = edits[4]
+			off := int(binary.LittleEndian.Uint32(edits) % uint32(part.end-part.start))
+			image[part.start+off] = edits[4]
 		}
 		path := filepath.Join(t.TempDir(), "image")
 		if err := os.WriteFile(path, image, 0o755); err != nil {

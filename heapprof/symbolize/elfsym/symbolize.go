@@ -107,7 +107,17 @@ func (c *Cache) open(path string, debugDirs []string) (*object, error) {
 		c.objects[key] = e
 	}
 	c.mu.Unlock()
-	e.once.Do(func() { e.obj, e.err = openObject(path, debugDirs) })
+	e.once.Do(func() {
+		// Images are opened on goroutines of their own too (preopen),
+		// where a panic (a bug met on some malformed file) would end the
+		// whole process: it becomes the image's error.
+		defer func() {
+			if r := recover(); r != nil {
+				e.obj, e.err = nil, fmt.Errorf("open image %s: panic: %v", path, r)
+			}
+		}()
+		e.obj, e.err = openObject(path, debugDirs)
+	})
 	if e.err != nil {
 		// Do not keep failures: the file may appear or be fixed later.
 		c.mu.Lock()

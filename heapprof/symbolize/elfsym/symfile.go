@@ -100,7 +100,12 @@ func sectionBytes(s *elf.Section, data []byte) ([]byte, error) {
 }
 
 // len is the number of symbols, without the null first one.
-func (t *symTab) len() int { return len(t.recs) / t.recSize }
+func (t *symTab) len() int {
+	if t.recSize == 0 { // &symTab{}: the table of an unreadable section
+		return 0
+	}
+	return len(t.recs) / t.recSize
+}
 
 // at decodes symbol i (0 is the first after the null one).
 func (t *symTab) at(i int) elfSym {
