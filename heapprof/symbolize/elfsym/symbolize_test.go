@@ -386,6 +386,43 @@ func TestCacheShared(t *testing.T) {
 	}
 }
 
+// TestOnePassCache: a one-pass cache answers a profile as NewCache does,
+// and keeps no answers once it is symbolized; NewCache keeps one per
+// address asked.
+func TestOnePassCache(t *testing.T) {
+	fx := getFixtures(t)[1]
+	symbolized := func(cache *Cache) (*profile.Profile, int) {
+		p := readHeapProfile(t, fx.profile)
+		if err := (&Local{Binary: fx.binary, Cache: cache}).Symbolize(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		kept := 0
+		for _, e := range cache.objects {
+			kept += len(e.obj.memo)
+		}
+		return p, kept
+	}
+	want, keptByCache := symbolized(NewCache())
+	got, keptByOnePass := symbolized(NewOnePassCache())
+	if keptByCache == 0 || keptByOnePass != 0 {
+		t.Errorf("answers kept: %d by NewCache (want some), %d by NewOnePassCache (want 0)", keptByCache, keptByOnePass)
+	}
+	if len(got.Location) != len(want.Location) {
+		t.Fatalf("%d locations, want %d", len(got.Location), len(want.Location))
+	}
+	for i, loc := range got.Location {
+		g, w := loc.Line, want.Location[i].Line
+		same := len(g) == len(w)
+		for j := 0; same && j < len(g); j++ {
+			same = g[j].Function.Name == w[j].Function.Name && g[j].Function.SystemName == w[j].Function.SystemName &&
+				g[j].Function.Filename == w[j].Function.Filename && g[j].Line == w[j].Line
+		}
+		if !same {
+			t.Errorf("%#x: one-pass answer differs from NewCache's", loc.Address)
+		}
+	}
+}
+
 func sameFrames(a, b []Frame) bool {
 	if len(a) != len(b) {
 		return false

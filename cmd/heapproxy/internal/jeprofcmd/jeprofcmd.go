@@ -208,7 +208,13 @@ func run(name string, args []string, stdout io.Writer, tune bool) error {
 			tuneGC(36<<20, heapFile{file, 1})
 		}
 	}
-	sym := &elfsym.Local{Binary: binary, SearchPath: o.symbolPath, Cache: elfsym.NewCache()}
+	// One profile, one pass: its answers are never asked again, unless a
+	// --base profile of the same program follows.
+	cache := elfsym.NewOnePassCache()
+	if *o.base != "" {
+		cache = elfsym.NewCache()
+	}
+	sym := &elfsym.Local{Binary: binary, SearchPath: o.symbolPath, Cache: cache}
 	ctx := context.Background()
 	// Reading the program's symbol tables does not need the profile, and
 	// the DWARF its addresses need can be decoded while it is parsed.
