@@ -599,9 +599,8 @@ func (x *dwarfIndex) inBatches(pcs []uint64, delta uint64, known func(uint64) bo
 // loadAll starts decoding the units in parallel and returns a function
 // that waits for them. Decoding only reads x.raw and debug/dwarf's Data,
 // which are safe for concurrent readers once every unit has been entered
-// (rawDWARF.primeUnits; newDwarfIndex's own reads for x.d); x.units is
-// left to the caller. Units that fail
-// are left out (unit() will retry and report).
+// (primeUnits, where the Data is built); x.units is left to the caller.
+// Units that fail are left out (unit() will retry and report).
 func (x *dwarfIndex) loadAll(need []dwarf.Offset, want map[dwarf.Offset][]uint64) func() map[dwarf.Offset]*unitInfo {
 	out := make(map[dwarf.Offset]*unitInfo, len(need))
 	if len(need) == 0 {
