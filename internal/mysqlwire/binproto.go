@@ -48,16 +48,17 @@ func DecodeParam(typ byte, unsigned bool, b []byte) (any, []byte, error) {
 	case mysql.MYSQL_TYPE_DOUBLE:
 		v, rest, err := fixed(8)
 		return math.Float64frombits(v), rest, err
-	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP:
+	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIME:
+		// A length byte, then that many bytes. The length is widened
+		// before it is added to: 1+b[0] in byte arithmetic is 0 for 0xff.
 		if len(b) < 1 || len(b) < 1+int(b[0]) {
 			return nil, nil, errShort
 		}
-		return datetimeParam(typ, b[1:1+b[0]]), b[1+b[0]:], nil
-	case mysql.MYSQL_TYPE_TIME:
-		if len(b) < 1 || len(b) < 1+int(b[0]) {
-			return nil, nil, errShort
+		n := 1 + int(b[0])
+		if typ == mysql.MYSQL_TYPE_TIME {
+			return timeParam(b[1:n]), b[n:], nil
 		}
-		return timeParam(b[1 : 1+b[0]]), b[1+b[0]:], nil
+		return datetimeParam(typ, b[1:n]), b[n:], nil
 	}
 	size, isNull, k := LenEncInt(b)
 	if k == 0 || uint64(len(b)-k) < size {

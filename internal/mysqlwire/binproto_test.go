@@ -66,3 +66,19 @@ func TestTemporalParams(t *testing.T) {
 		})
 	}
 }
+
+// TestTemporalParamLengthByte: a temporal parameter's length byte is read
+// as a number of bytes up to 255. 0xff once wrapped to 0 (1+b[0] in byte
+// arithmetic) and the slice panicked, ending the session
+// (FuzzStmtExecuteBody's input in server/testdata/fuzz).
+func TestTemporalParamLengthByte(t *testing.T) {
+	for _, typ := range []byte{mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIME} {
+		long := append(append([]byte{0xff}, make([]byte, 255)...), 0x99)
+		if _, rest, err := DecodeParam(typ, false, long); err != nil || len(rest) != 1 || rest[0] != 0x99 {
+			t.Errorf("type %#x, 255 bytes: rest %x, err %v; want the byte after them", typ, rest, err)
+		}
+		if _, _, err := DecodeParam(typ, false, append([]byte{0xff}, make([]byte, 10)...)); err == nil {
+			t.Errorf("type %#x: 255 bytes announced, 10 sent: no error", typ)
+		}
+	}
+}
