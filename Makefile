@@ -46,11 +46,12 @@ vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 
-# The suite runs twice: as built, then under the race detector (about 6
-# more minutes on 2 cores): the symbolizer decodes DWARF units in parallel,
-# heapprof names functions on two goroutines, the store writes snapshots
-# behind the answer, and a race there can change an answer without an
-# error (session 10 found one in debug/dwarf's use: elfsym primeUnits).
+# The suite runs twice: as built, then under the race detector (the whole
+# CI run, both included, takes about 7 minutes on 2 cores). The symbolizer
+# decodes DWARF units in parallel, heapprof names functions on two
+# goroutines, the store writes snapshots behind the answer, and a race
+# there can change an answer without an error (session 10 found one in
+# debug/dwarf's use: elfsym primeUnits).
 test: vet
 	$(GO) test -count=1 -timeout 45m ./...
 	cd $(REGEX_MOD) && $(GO) test -count=1 ./...
