@@ -10,11 +10,12 @@ import (
 )
 
 // FuzzImageEdits symbolizes a real program (inline.cc, g++ -g -O2: DWARF
-// 5, inlined frames, C++ names) whose debug sections carry the fuzzer's
-// edits, as Symbolize does: open, prefetch (units decoded on goroutines of
-// their own, where a panic would end the process, not the lookup), then the
-// answers in batches. Debug files come from nodes and debuginfod servers,
-// so any bytes must give an error or answers, never a panic or a hang.
+// 5, inlined frames, C++ names) carrying the fuzzer's edits, as Symbolize
+// does: open, prefetch (units decoded on goroutines of their own, where a
+// panic would end the process, not the lookup), then the answers in
+// batches. Debug files come from nodes and debuginfod servers, so any
+// bytes must give an error or answers, never a panic or a hang.
+//
 // which picks the program (plain or zlib-compressed DWARF) and the part of
 // the file edited: the debug sections, the symbol tables (.symtab, .strtab,
 // .dynsym, .dynstr and the GNU version sections) or the section headers.
