@@ -122,3 +122,27 @@ func FuzzImageEdits(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDemangleSimple checks that what demangleSimple takes, it prints as
+// the demangle package does (demangleTree, checked against nm --demangle
+// and c++filt by TestDemangleCxxfilt).
+func FuzzDemangleSimple(f *testing.F) {
+	for _, s := range []string{
+		"_ZN3ns14f311Ei", "_ZN3ns13BoxIlLi505EE4fillEi", "_ZNK3ns13BoxIiLin3EE3sumEv",
+		"_ZN3ns15FlagsILb1ELj7ELl9ELm11EE5valueEi", "_ZN3ns15inner7CounterC2Ei", "_ZN3ns15inner7CounterD0Ev",
+		"_ZN3ns14stepILi1EEEPvi", "_ZN3ns14convIcLb1EEEli", "_ZN3ns14ptrsEPKcPPcRiRKiOiPvPKvPKPi",
+		"_ZN3ns17varargsEiz", "_Z9global_fnd", "_Z4stepILi2EEPvi", "_ZN3ns14wrapIiEEyT_",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		got, ok := demangleSimple(name)
+		if !ok {
+			return
+		}
+		want, err := demangleTree(name)
+		if err != nil || got != want {
+			t.Fatalf("demangleSimple(%q) = %q; the demangle package: %q, %v", name, got, want, err)
+		}
+	})
+}

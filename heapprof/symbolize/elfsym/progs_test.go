@@ -408,3 +408,68 @@ func nmDemangled(t *testing.T, args ...string) (names, want []string) {
 	}
 	return names, want
 }
+
+// TestDemangleSimple checks demangleSimple, the fast path for plain C++
+// names, against nm --demangle (BFD's demangler, as jeprof reads it) on
+// every C++ name of testdata/progs/simple.cc, and that it takes the
+// shapes it was written for and leaves the others to the demangle package.
+// (TestDemangleCxxfilt runs it on libstdc++'s and packs.cc's names too,
+// through demangleBFD.)
+func TestDemangleSimple(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "simple")
+	run(t, nil, "g++", "-g", "-O0", "-o", bin, filepath.Join(progsDir(t), "simple.cc"))
+	names, want := nmDemangled(t, bin)
+	took := map[string]bool{}
+	for i, n := range names {
+		if got := demangleBFD(n); got != want[i] {
+			t.Errorf("%s:\n got %s\nwant %s", n, got, want[i])
+		}
+		plain, version, versioned := strings.Cut(n, "@")
+		if got, ok := demangleSimple(plain); ok {
+			took[want[i]] = true
+			if versioned {
+				got += "@" + version
+			}
+			if got != want[i] {
+				t.Errorf("demangleSimple(%s) = %s, nm prints %s", plain, got, want[i])
+			}
+		}
+	}
+	for _, name := range []string{
+		"global_fn(double)",
+		"ns1::none()",
+		"ns1::f311(int)",
+		"ns1::mix(char, unsigned char, signed char, short, unsigned short, unsigned int, long, unsigned long, long long, unsigned long long, bool, wchar_t, float, double, long double)",
+		"ns1::ptrs(char const*, char**, int&, int const&, int&&, void*, void const*, int* const*)",
+		"ns1::varargs(int, ...)",
+		"ns1::wide(__int128, unsigned __int128)",
+		"ns1::inner::Counter::Counter(int)",
+		"ns1::inner::Counter::~Counter()",
+		"ns1::inner::Counter::get() const",
+		"ns1::Box<long, 505>::fill(int)",
+		"ns1::Box<int, -3>::sum() const",
+		"ns1::Box<char, 1>::fill(int)",
+		"ns1::Flags<true, 7u, 9l, 11ul>::value(int)",
+		"ns1::Flags<false, 0u, -2l, 0ul>::value(int)",
+		"void* ns1::step<1>(int)",
+		"long ns1::conv<char, true>(int)",
+	} {
+		if !took[name] {
+			t.Errorf("demangleSimple did not take %s", name)
+		}
+	}
+	for _, name := range []string{
+		"unsigned long long ns1::wrap<int>(int)",  // T_: a template parameter
+		"int ns1::twice<int>(int)",                // T_ and S1_
+		"ns1::(anonymous namespace)::hidden(int)", // _GLOBAL__N_1
+		"typeinfo for ns1::inner::Counter",        // special names
+		"operator delete(void*, unsigned long)",   // operators
+	} {
+		if took[name] {
+			t.Errorf("demangleSimple took %s, which it should leave to the demangle package", name)
+		}
+	}
+	if !slices.Contains(want, "ns1::(anonymous namespace)::hidden(int)") {
+		t.Errorf("nm does not print ns1::(anonymous namespace)::hidden(int) (the test program changed?)")
+	}
+}

@@ -203,7 +203,7 @@ func run(name string, args []string, stdout io.Writer, tune bool) error {
 	if tune {
 		if r.write != nil {
 			// The profile as a heapprof.Dump, the base as a profile.
-			tuneGC(32<<20, heapFile{file, 2}, heapFile{*o.base, 1})
+			tuneGC(20<<20, heapFile{file, 2}, heapFile{*o.base, 1})
 		} else {
 			tuneGC(36<<20, heapFile{file, 1})
 		}
@@ -266,8 +266,14 @@ func run(name string, args []string, stdout io.Writer, tune bool) error {
 // 65-70 MB for the same CPU time. For a Dump (o2, o2-12cu), the limit at
 // 32, 36, 40 MiB and 51 (36 plus the size) gave 57, 60, 64, 73 MB of peak
 // RSS for 0.22, 0.20, 0.21, 0.19 s of CPU; 32 plus half the size (39 MiB)
-// is taken. A smaller limit costs CPU, on a small dump most (16 MiB plus
-// twice the size: 38 collections instead of 7 on o2-sparse). Other formats
+// was taken. Once demangleSimple cut a fifth of the garbage (session 11,
+// the helper, medians of 11 interleaved runs), 32, 24, 22 and 20 MiB plus
+// half the size gave o2-12cu 43.1, 37.1, 36.3, 33.8 MB (a quarter of
+// jeprof's is 37.25) for 0.082-0.085 s, and the server shape 0.111, 0.115,
+// 0.119, 0.122 s (60x jeprof is 0.132); 20 is taken, ~16 MB above the
+// live heap's 14-17 MB. A smaller limit costs CPU, on a small dump most
+// (16 MiB plus twice the size: 38 collections instead of 7 on o2-sparse).
+// Other formats
 // (pprof protobuf, gzipped: their parsed size is not the file's) keep Go's
 // default, and so does a GOGC or GOMEMLIMIT set in the environment.
 func tuneGC(fixed int64, files ...heapFile) {
