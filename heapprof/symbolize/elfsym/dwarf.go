@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"sync/atomic"
 )
 
 // dwarfIndex answers addr2line's questions from one image's DWARF. Units
@@ -181,7 +180,6 @@ func fallbackToDebugDWARF(why error, build func() (*dwarf.Data, error)) (*dwarf.
 	if !errors.Is(why, errIndexedForm) && !errors.Is(why, errNoAranges) && !errors.Is(why, errZstd) {
 		return nil, why
 	}
-	fallbacks.Add(1)
 	return build()
 }
 
@@ -227,8 +225,12 @@ func primeUnits(d *dwarf.Data, info io.Reader) (units int) {
 	}
 }
 
-// fallbacks counts fallbackToDebugDWARF's grants, for the tests.
-var fallbacks atomic.Int64
+// usedDebugDWARF reports whether x reads anything with debug/dwarf: it was
+// given debug/dwarf's Data (errZstd), or fallbackToDebugDWARF built one
+// over the mapped sections. For the tests (TestFallbackInputs).
+func (x *dwarfIndex) usedDebugDWARF() bool {
+	return x.d != nil || x.raw != nil && x.raw.goBuilt.Load()
+}
 
 // data is debug/dwarf's reader: the one object.go built (errZstd), or one
 // built on first use over the mapped sections. Only fallbackToDebugDWARF

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // rawDWARF holds the plain (memory-mapped) debug sections, for scanUnit:
@@ -28,9 +29,10 @@ type rawDWARF struct {
 	loadOnce sync.Once
 	loadErr  error
 
-	goOnce sync.Once // debug/dwarf's reader over the whole sections, for fallbacks
-	goData *dwarf.Data
-	goErr  error
+	goOnce  sync.Once // debug/dwarf's reader over the whole sections, for fallbacks
+	goData  *dwarf.Data
+	goErr   error
+	goBuilt atomic.Bool // dwarfData was called (usedDebugDWARF)
 
 	hdrMu  sync.Mutex
 	starts []int // offsets of the unit headers walked so far, ascending (unitAt)
@@ -64,6 +66,7 @@ func (x *rawDWARF) load() error {
 // them all), for what the scanner does not read itself.
 func (x *rawDWARF) dwarfData() (*dwarf.Data, error) {
 	x.goOnce.Do(func() {
+		x.goBuilt.Store(true)
 		whole := map[string][]byte{}
 		for name, s := range x.secs {
 			b, err := s.all()

@@ -82,7 +82,6 @@ func TestFallbackInputs(t *testing.T) {
 			bin := c.build(t)
 			pcs := samplePCs(t, bin, false, 3000)
 			want := addr2line(t, bin, pcs)
-			before := fallbacks.Load()
 			o, err := openObject(bin, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -95,7 +94,7 @@ func TestFallbackInputs(t *testing.T) {
 			o.dw.inBatches(pcs, 0, func(uint64) bool { return false }, func(pc uint64) {
 				got[pc] = o.lookupRun(pc, seen)
 			})
-			if used := fallbacks.Load() > before; used != c.fallback {
+			if used := o.dw.usedDebugDWARF(); used != c.fallback {
 				t.Errorf("fallback to debug/dwarf used: %v, want %v", used, c.fallback)
 			}
 			bad := 0
