@@ -35,6 +35,7 @@ struct Counter {
   virtual ~Counter() { std::printf("%d\n", n); }
   __attribute__((noinline)) int get() const { return n; }
   __attribute__((noinline)) void add(int d) { n += d; }
+  __attribute__((noinline)) void merge(const Counter& o) { n += o.n; }
   int n;
 };
 }  // namespace inner
@@ -61,6 +62,25 @@ struct Flags {
 };
 template struct Flags<true, 7u, 9l, 11ul>;
 template struct Flags<false, 0u, -2l, 0ul>;
+
+// Class types as arguments, parameters and return types, and the
+// substitutions (S_, S0_, ...) that name them again.
+template <class T>
+struct Wrap {
+  T v;
+  __attribute__((noinline)) T get() const { return v; }
+};
+template struct Wrap<Wrap<int> >;
+template struct Wrap<inner::Counter*>;
+__attribute__((noinline)) long merge(const inner::Counter& a, inner::Counter* b, const Box<int, -3>& c,
+                                     Box<int, -3>* d) {
+  return a.n + b->n + c.sum() + d->sum();
+}
+template <int K>
+__attribute__((noinline)) inner::Counter* counter_at(inner::Counter* c) {
+  return c + K;
+}
+template inner::Counter* counter_at<0>(inner::Counter*);
 
 // Function templates whose return type is builtin: it is mangled first
 // and printed before the name.
@@ -94,10 +114,23 @@ __attribute__((noinline)) int use_hidden(int x) { return hidden(x); }
 
 __attribute__((noinline)) int global_fn(double d) { return (int)d; }
 
+// A substitution that begins a nested name right after the class it
+// names was printed: take(Outer, Outer::In) is _Z4take5OuterNS_2InE.
+struct Outer {
+  int x;
+  struct In {
+    int y;
+  };
+};
+__attribute__((noinline)) int take(Outer o, Outer::In i) { return o.x + i.y; }
+
 int main(int argc, char** argv) {
   int r = argc;
   ns1::inner::Counter* c = new ns1::inner::Counter(argc);
   c->add(2);
+  c->merge(*c);
+  ns1::Wrap<ns1::Wrap<int> > w{{argc}};
+  ns1::Wrap<ns1::inner::Counter*> wc{c};
   ns1::Box<long, 505> b;
   b.fill(argc);
   ns1::Box<int, -3> b2;
@@ -107,7 +140,7 @@ int main(int argc, char** argv) {
   long s = b.sum() + b2.sum() + b3.sum() + ns1::Flags<true, 7u, 9l, 11ul>::value(argc) +
            ns1::Flags<false, 0u, -2l, 0ul>::value(argc) + ns1::f311(argc) + ns1::varargs(2, 3, 4) +
            ns1::ptrs("x", argv, r, r, 5, argv, argv, nullptr) + ns1::twice(argc) + ns1::use_hidden(argc) +
-           global_fn(2.5) + (long)ns1::step<1>(argc) + ns1::conv<char, true>(argc) + (long)ns1::wrap(argc) + c->get() + (long)ns1::wide(argc, 2) +
+           global_fn(2.5) + take(Outer{1}, Outer::In{2}) + w.get().get() + wc.get()->n + ns1::merge(*c, c, b2, &b2) + ns1::counter_at<0>(c)->n + (long)ns1::step<1>(argc) + ns1::conv<char, true>(argc) + (long)ns1::wrap(argc) + c->get() + (long)ns1::wide(argc, 2) +
            ns1::mix('a', 1, 2, 3, 4, 5, 6, 7, 8, 9, true, L'w', 1.5f, 2.5, 3.5L);
   ns1::none();
   delete c;

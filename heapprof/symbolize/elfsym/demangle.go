@@ -1,6 +1,8 @@
 package elfsym
 
 import (
+	"bytes"
+	"errors"
 	"strings"
 
 	"github.com/ianlancetaylor/demangle"
@@ -46,13 +48,26 @@ const (
 func demangleCxx(name string) (string, error) {
 	if !strings.HasPrefix(name, "_Z") || oldRustName(name) {
 		// Rust names, and C names: the package's own paths.
-		return demangle.ToString(name)
+		out, err := demangle.ToString(name, demangle.MaxLength(maxDemangledPow))
+		if err == nil && len(out) >= 1<<maxDemangledPow {
+			return "", errDemangledTooLong
+		}
+		return out, err
 	}
 	if out, ok := demangleSimple(name); ok {
 		return out, nil
 	}
 	return demangleTree(name)
 }
+
+// maxDemangledPow bounds a demangled name at 64 KiB (a power of two, as
+// demangle.MaxLength takes it). Substitutions can double the printed text
+// every few bytes of a mangled name: one of 400 bytes
+// (_Z1f1WIiiE1WIS0_S0_E... nested 40 times) would print 2^40 bytes, and
+// c++filt on it does not finish. A longer name is left mangled.
+const maxDemangledPow = 16
+
+var errDemangledTooLong = errors.New("demangled name longer than 64 KiB")
 
 // demangleTree is demangleCxx through the demangle package's tree, for
 // every C++ name: demangleSimple's and all others.
@@ -61,10 +76,17 @@ func demangleTree(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if c := a.Copy(libibertyLists, func(demangle.AST) bool { return false }); c != nil {
-		a = c
+	// The tree shares what substitutions name again, so it stays as small
+	// as the name; printing it, or copying it node by node, does not.
+	// Printing stops at the bound, and what it printed is the answer
+	// unless the lists are rewritten.
+	out := demangle.ASTToString(a, demangle.MaxLength(maxDemangledPow))
+	if len(out) >= 1<<maxDemangledPow {
+		return "", errDemangledTooLong
 	}
-	out := demangle.ASTToString(a)
+	if c := a.Copy(libibertyLists, func(demangle.AST) bool { return false }); c != nil {
+		out = demangle.ASTToString(c)
+	}
 	if strings.Contains(out, droppedMark) {
 		out = strings.ReplaceAll(out, ", "+droppedMark, "")
 	}
@@ -211,37 +233,46 @@ func isEmptyArg(a demangle.AST) bool {
 	return false
 }
 
-// demangleSimple demangles C++ names of the plainest shape without the
+// demangleSimple demangles C++ names of the plainer shapes without the
 // demangle package: a function or method named by source names (in
-// namespaces and classes, whose template arguments are builtin types and
-// integer or bool literals), a function template's builtin return type,
-// parameters that are builtin types under pointer, reference and const, a
-// const method's K, a constructor or destructor; no substitutions, no
-// template parameters, no special names or operators, no clone suffixes.
-// Everything else is declined (ok false) and goes to demangleTree.
-// The package builds a tree, copies it twice and prints it: 2.3 µs, 2.4 KB
-// and 42 allocations a name, against 0.13 µs, 120 B and 2 here
-// (BenchmarkDemangle). bench/heapprof's programs ask ~7,000 names a
-// profile, 99 % of them this shape, and those were 22 % of what
-// heapproxy dot allocated; Debian's mariadbd exports 38 % of its 25,952
-// C++ names in it, libstdc++ 1 %. TestDemangleSimple checks what it takes
-// against nm --demangle, FuzzDemangleSimple against demangleTree.
+// namespaces and classes, whose template arguments are types and integer
+// or bool literals), a function template's return type, parameters that
+// are builtin or class types under pointer, reference and const,
+// substitutions (S_, S<seq>_) of what the name spelled out before, a const
+// method's K, a constructor or destructor. Declined (ok false), for
+// demangleTree: the std abbreviations (St, Sa, Ss, ...), template
+// parameters (T_), operators, special names, function and array types,
+// anonymous namespaces, ABI tags, clone suffixes, and anything else.
+// The package builds a tree, copies it twice and prints it: 2.4 µs, 2.4 KB
+// and 42 allocations a name, against 0.18 µs, 240 B and 3 here
+// (BenchmarkDemangle). It takes 99 % of the ~7,000 names a bench/heapprof
+// profile asks (they were 22 % of what heapproxy dot allocated), 74 % of
+// Debian's mariadbd's exported C++ names, 59 % of libLLVM-15's, 2 % of
+// libstdc++'s (std abbreviations). TestDemangleSimple checks what it
+// takes against nm --demangle, FuzzDemangleSimple against demangleTree.
 func demangleSimple(name string) (string, bool) {
 	if !strings.HasPrefix(name, "_Z") {
 		return "", false
 	}
-	d := simpleName{s: name, i: 2, out: make([]byte, 0, 2*len(name))}
-	if !d.encoding() || d.i != len(d.s) {
+	d := simpleName{s: name, i: 2, buf: make([]byte, 0, 3*len(name)), subs: make([]span, 0, 4)}
+	out, ok := d.encoding()
+	if !ok || d.i != len(d.s) {
 		return "", false
 	}
-	return string(d.out), true
+	return out, true
 }
 
-// simpleName is demangleSimple's reader: s from i, printing into out.
+// simpleName is demangleSimple's reader of s from i. What it prints goes
+// into buf, each piece (a name, a type) contiguous, and pieces are spans of
+// buf. subs are the substitution candidates in the order libiberty adds
+// them (cp-demangle.c: d_prefix adds each prefix of a nested name but the
+// whole, d_type each type but builtin ones and substitutions, d_name an
+// unscoped template's name).
 type simpleName struct {
-	s   string
-	i   int
-	out []byte
+	s    string
+	i    int
+	buf  []byte
+	subs []span
 }
 
 func (d *simpleName) peek() byte {
@@ -251,107 +282,160 @@ func (d *simpleName) peek() byte {
 	return 0
 }
 
+func (d *simpleName) text(p span) []byte { return d.buf[p.start:p.end] }
+
+// place returns p's text as a piece starting at, where buf ends when p is
+// a substitution's (its text lies where it was first printed, and is
+// copied) and where a fresh piece starts otherwise.
+func (d *simpleName) place(p span, at int) span {
+	if p.start == at {
+		return p
+	}
+	d.buf = append(d.buf, d.buf[p.start:p.end]...)
+	return span{at, len(d.buf)}
+}
+
+// maxSimpleText bounds what demangleSimple prints: substitutions of
+// substitutions can double the text every few bytes of a name, and longer
+// names are left to the tree.
+const maxSimpleText = 16 << 10
+
+// Where typ reads a type: a function parameter (void only alone, which
+// encoding reads itself; ... allowed), a template argument or return type
+// (void allowed), or under a pointer, reference or const (void allowed).
+const (
+	inParams = iota
+	inArgs
+	inType
+)
+
 // encoding reads <name> <bare-function-type>.
-func (d *simpleName) encoding() bool {
-	constMethod := false
-	template := false // a function template: its return type comes first
+func (d *simpleName) encoding() (string, bool) {
+	var name span
+	var ok, constMethod, template bool
 	if d.peek() == 'N' {
 		d.i++
 		if d.peek() == 'K' {
 			constMethod = true
 			d.i++
 		}
-		last := "" // the last source name: a constructor's or destructor's
-		n := 0
-		for ; d.peek() != 'E'; n++ {
-			if n > 0 {
-				d.out = append(d.out, "::"...)
-			}
-			switch c := d.peek(); {
-			case c >= '1' && c <= '9':
-				id, ok := d.sourceName()
-				if !ok {
-					return false
-				}
-				last = id
-				d.out = append(d.out, id...)
-				if d.peek() == 'I' {
-					if !d.templateArgs() {
-						return false
-					}
-					template = d.peek() == 'E'
-				}
-			case (c == 'C' || c == 'D') && n > 0 && d.i+2 < len(d.s) && d.s[d.i+2] == 'E':
-				// C1-C3, D0-D2 end the name (CI, an inheriting
-				// constructor, is the tree's).
-				k := d.s[d.i+1]
-				if c == 'C' && (k < '1' || k > '3') || c == 'D' && (k < '0' || k > '2') {
-					return false
-				}
-				if c == 'D' {
-					d.out = append(d.out, '~')
-				}
-				d.out = append(d.out, last...)
-				d.i += 2
-			default:
-				return false
-			}
-			if template && d.peek() != 'E' {
-				return false
-			}
-		}
-		d.i++
-		if n < 2 {
-			return false
-		}
+		name, template, ok = d.nested()
 	} else {
-		id, ok := d.sourceName()
-		if !ok {
-			return false
-		}
-		d.out = append(d.out, id...)
-		if d.peek() == 'I' {
-			if !d.templateArgs() {
-				return false
+		start := len(d.buf)
+		var id string
+		if id, ok = d.sourceName(); ok {
+			d.buf = append(d.buf, id...)
+			if d.peek() == 'I' {
+				d.subs = append(d.subs, span{start, len(d.buf)})
+				ok = d.templateArgs()
+				template = true
 			}
-			template = true
 		}
+		name = span{start, len(d.buf)}
 	}
-	if d.i == len(d.s) {
-		return false // a variable: no parameters, no parentheses
+	if !ok || d.i == len(d.s) {
+		return "", false // a variable has no parameters, and no parentheses
 	}
+	var ret span
 	if template {
-		// libiberty prints the return type, a space, then the name.
-		name := len(d.out)
-		if !d.typ(true) {
-			return false
-		}
-		out := make([]byte, 0, cap(d.out))
-		out = append(out, d.out[name:]...)
-		out = append(out, ' ')
-		d.out = append(out, d.out[:name]...)
-		if d.i == len(d.s) {
-			return false
+		// libiberty prints a function template's return type, a space,
+		// then the name.
+		if ret, ok = d.typ(inArgs); !ok || d.i == len(d.s) {
+			return "", false
 		}
 	}
-	d.out = append(d.out, '(')
+	// The parameters, printed after everything the types printed, each
+	// copied there (place) as it is read.
+	params := len(d.buf)
 	if d.s[d.i:] == "v" {
 		d.i++
 	} else {
 		for first := true; d.i < len(d.s); first = false {
 			if !first {
-				d.out = append(d.out, ", "...)
+				d.buf = append(d.buf, ", "...)
 			}
-			if !d.typ(false) {
-				return false
+			at := len(d.buf)
+			t, ok := d.typ(inParams)
+			if !ok || len(d.buf)+t.end-t.start > maxSimpleText {
+				return "", false
 			}
+			d.place(t, at)
 		}
 	}
-	d.out = append(d.out, ')')
-	if constMethod {
-		d.out = append(d.out, " const"...)
+	var out strings.Builder
+	out.Grow(ret.end - ret.start + 1 + name.end - name.start + 2 + len(d.buf) - params + len(" const"))
+	if template {
+		out.Write(d.text(ret))
+		out.WriteByte(' ')
 	}
-	return true
+	out.Write(d.text(name))
+	out.WriteByte('(')
+	out.Write(d.buf[params:])
+	out.WriteByte(')')
+	if constMethod {
+		out.WriteString(" const")
+	}
+	return out.String(), true
+}
+
+// nested reads a nested name after its N, through its E: source names,
+// template arguments, a substitution first, a constructor or destructor
+// last. template reports whether it ends in template arguments.
+func (d *simpleName) nested() (name span, template, ok bool) {
+	start := len(d.buf)
+	last := "" // the last source name: a constructor's or destructor's
+	n := 0
+	for ; d.peek() != 'E'; n++ {
+		template = false
+		subst := false
+		switch c := d.peek(); {
+		case c >= '1' && c <= '9':
+			id, ok := d.sourceName()
+			if !ok {
+				return span{}, false, false
+			}
+			last = id
+			if n > 0 {
+				d.buf = append(d.buf, "::"...)
+			}
+			d.buf = append(d.buf, id...)
+		case c == 'I' && n > 0:
+			if !d.templateArgs() {
+				return span{}, false, false
+			}
+			template = true
+		case c == 'S' && n == 0:
+			sub, ok := d.substitution()
+			if !ok || len(d.buf)+sub.end-sub.start > maxSimpleText {
+				return span{}, false, false
+			}
+			d.place(sub, start)
+			subst = true
+		case (c == 'C' || c == 'D') && last != "" && d.i+2 < len(d.s) && d.s[d.i+2] == 'E':
+			// C1-C3, D0-D2 end the name (CI, an inheriting
+			// constructor, is the tree's).
+			k := d.s[d.i+1]
+			if c == 'C' && (k < '1' || k > '3') || c == 'D' && (k < '0' || k > '2') {
+				return span{}, false, false
+			}
+			d.buf = append(d.buf, "::"...)
+			if c == 'D' {
+				d.buf = append(d.buf, '~')
+			}
+			d.buf = append(d.buf, last...)
+			d.i += 2
+		default:
+			return span{}, false, false
+		}
+		if !subst && d.peek() != 'E' {
+			d.subs = append(d.subs, span{start, len(d.buf)})
+		}
+	}
+	d.i++
+	if n < 2 {
+		return span{}, false, false
+	}
+	return span{start, len(d.buf)}, template, true
 }
 
 // sourceName reads <length> <identifier>, an identifier of letters,
@@ -382,6 +466,39 @@ func (d *simpleName) sourceName() (string, bool) {
 	}
 	d.i += n
 	return id, true
+}
+
+// substitution reads S_ (the first candidate) or S<seq>_ (candidate
+// seq+1, seq in base 36: digits, then capital letters).
+func (d *simpleName) substitution() (span, bool) {
+	d.i++ // S
+	idx := 0
+	if d.peek() != '_' {
+		seq, start := 0, d.i
+		for ; d.i < len(d.s) && d.s[d.i] != '_'; d.i++ {
+			c := d.s[d.i]
+			switch {
+			case c >= '0' && c <= '9':
+				seq = seq*36 + int(c-'0')
+			case c >= 'A' && c <= 'Z':
+				seq = seq*36 + int(c-'A') + 10
+			default:
+				return span{}, false // St, Sa, Ss, ...: the tree's
+			}
+			if seq > len(d.subs) {
+				return span{}, false
+			}
+		}
+		if d.i == start {
+			return span{}, false
+		}
+		idx = seq + 1
+	}
+	if d.peek() != '_' || idx >= len(d.subs) {
+		return span{}, false
+	}
+	d.i++
+	return d.subs[idx], true
 }
 
 // builtinType is the one-letter <builtin-type> c as libiberty prints it,
@@ -434,37 +551,74 @@ func builtinType(c byte) string {
 	return ""
 }
 
-// typ reads a builtin type under P, R, O and K (a reference only
-// outermost); void alone only where voidOK (a template argument).
-func (d *simpleName) typ(voidOK bool) bool {
-	start := d.i
-	for strings.IndexByte("PROK", d.peek()) >= 0 {
-		if c := d.peek(); (c == 'R' || c == 'O') && d.i > start {
-			return false
+// typ reads a type where ctx says (inParams, inArgs, inType): builtin, a
+// class named by a source name (with template arguments) or a nested name,
+// a substitution, or one of these under P, R, O and K (a reference only
+// outermost), adding the candidates libiberty's d_type adds. What it
+// prints ends buf, but for a substitution's text, which is where it was
+// first printed.
+func (d *simpleName) typ(ctx int) (span, bool) {
+	c := d.peek()
+	start := len(d.buf)
+	switch {
+	case c == 'K' || c == 'P' || c == 'R' || c == 'O':
+		d.i++
+		if next := d.peek(); next == 'R' || next == 'O' || c == 'K' && next == 'K' {
+			return span{}, false
+		}
+		inner, ok := d.typ(inType)
+		if !ok || len(d.buf)+inner.end-inner.start > maxSimpleText {
+			return span{}, false
+		}
+		if c == 'K' && bytes.HasSuffix(d.text(inner), []byte(" const")) {
+			return span{}, false // const of a substituted const type: the tree merges them
+		}
+		d.place(inner, start)
+		switch c {
+		case 'K':
+			d.buf = append(d.buf, " const"...)
+		case 'P':
+			d.buf = append(d.buf, '*')
+		case 'R':
+			d.buf = append(d.buf, '&')
+		case 'O':
+			d.buf = append(d.buf, "&&"...)
+		}
+	case c >= '1' && c <= '9':
+		id, ok := d.sourceName()
+		if !ok {
+			return span{}, false
+		}
+		d.buf = append(d.buf, id...)
+		if d.peek() == 'I' {
+			d.subs = append(d.subs, span{start, len(d.buf)})
+			if !d.templateArgs() {
+				return span{}, false
+			}
+		}
+	case c == 'N':
+		d.i++
+		if _, _, ok := d.nested(); !ok {
+			return span{}, false
+		}
+	case c == 'S':
+		sub, ok := d.substitution()
+		if !ok || d.peek() == 'I' {
+			return span{}, false
+		}
+		return sub, true // not a candidate again
+	default:
+		base := builtinType(c)
+		if base == "" || c == 'v' && ctx == inParams || c == 'z' && ctx != inParams {
+			return span{}, false
 		}
 		d.i++
+		d.buf = append(d.buf, base...)
+		return span{start, len(d.buf)}, true // builtin types are not candidates
 	}
-	mods := d.s[start:d.i]
-	c := d.peek()
-	base := builtinType(c)
-	if base == "" || c == 'z' && mods != "" || c == 'v' && mods == "" && !voidOK {
-		return false
-	}
-	d.i++
-	d.out = append(d.out, base...)
-	for j := len(mods) - 1; j >= 0; j-- {
-		switch mods[j] {
-		case 'P':
-			d.out = append(d.out, '*')
-		case 'R':
-			d.out = append(d.out, '&')
-		case 'O':
-			d.out = append(d.out, "&&"...)
-		case 'K':
-			d.out = append(d.out, " const"...)
-		}
-	}
-	return true
+	t := span{start, len(d.buf)}
+	d.subs = append(d.subs, t)
+	return t, true
 }
 
 // literalSuffix is what libiberty prints after an integer literal of
@@ -487,22 +641,26 @@ func literalSuffix(c byte) (suffix string, ok bool) {
 	return "", false
 }
 
-// templateArgs reads I <arg>+ E, each a builtin type or an integer or
-// bool literal (L <type> [n] <digits> E).
+// templateArgs reads I <arg>+ E, each a type or an integer or bool
+// literal (L <type> [n] <digits> E), and prints them at the end of buf as
+// libiberty does: a space between two closing '>'.
 func (d *simpleName) templateArgs() bool {
 	d.i++ // I
-	d.out = append(d.out, '<')
+	d.buf = append(d.buf, '<')
 	for first := true; d.peek() != 'E'; first = false {
 		if d.i >= len(d.s) {
 			return false
 		}
 		if !first {
-			d.out = append(d.out, ", "...)
+			d.buf = append(d.buf, ", "...)
 		}
 		if d.peek() != 'L' {
-			if !d.typ(true) {
+			at := len(d.buf)
+			t, ok := d.typ(inArgs)
+			if !ok || len(d.buf)+t.end-t.start > maxSimpleText {
 				return false
 			}
+			d.place(t, at)
 			continue
 		}
 		d.i++
@@ -529,9 +687,9 @@ func (d *simpleName) templateArgs() bool {
 			case neg:
 				return false
 			case digits == "0":
-				d.out = append(d.out, "false"...)
+				d.buf = append(d.buf, "false"...)
 			case digits == "1":
-				d.out = append(d.out, "true"...)
+				d.buf = append(d.buf, "true"...)
 			default:
 				return false
 			}
@@ -542,15 +700,18 @@ func (d *simpleName) templateArgs() bool {
 			return false
 		}
 		if neg {
-			d.out = append(d.out, '-')
+			d.buf = append(d.buf, '-')
 		}
-		d.out = append(d.out, digits...)
-		d.out = append(d.out, suffix...)
+		d.buf = append(d.buf, digits...)
+		d.buf = append(d.buf, suffix...)
 	}
 	if d.s[d.i-1] == 'I' {
 		return false // I E: no arguments
 	}
 	d.i++
-	d.out = append(d.out, '>')
+	if d.buf[len(d.buf)-1] == '>' {
+		d.buf = append(d.buf, ' ')
+	}
+	d.buf = append(d.buf, '>')
 	return true
 }

@@ -1,6 +1,11 @@
 package elfsym
 
-import "testing"
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
 
 // BenchmarkDemangle times the names demangleSimple takes, through it and
 // through the demangle package (demangleTree), as demangleCxx did before
@@ -32,5 +37,55 @@ func BenchmarkDemangle(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(names)), "ns/name")
 		})
+	}
+}
+
+// doublingName is f(W<int, int>, ...) with levels more parameters, each
+// a W of the previous one twice (named by substitution): 400 bytes at 40
+// levels print 2^40.
+func doublingName(levels int) string {
+	name, subs := "_Z1f1WIiiE", 2 // candidates: W, W<int, int>
+	for range levels {
+		s := "S" + strings.ToUpper(strconv.FormatInt(int64(subs-2), 36)) + "_"
+		name += "1WI" + s + s + "E"
+		subs += 2
+	}
+	return name
+}
+
+// TestDemangleSimpleBounded: demangleSimple declines doubling
+// substitutions once its text passes maxSimpleText, rather than printing
+// them to gigabytes, and still takes a small one.
+func TestDemangleSimpleBounded(t *testing.T) {
+	if _, ok := demangleSimple(doublingName(40)); ok {
+		t.Fatal("demangleSimple took 40 doubling levels")
+	}
+	small := doublingName(1)
+	got, ok := demangleSimple(small)
+	if want := "f(W<int, int>, W<W<int, int>, W<int, int> >)"; !ok || got != want {
+		t.Fatalf("demangleSimple(%s) = %q, %v; want %q", small, got, ok, want)
+	}
+}
+
+// TestDemangleExponential: a 400-byte name whose substitutions double the
+// printed text at each of 40 levels (2^40 bytes; c++filt does not finish
+// it) is left mangled, promptly, on both paths; one of 8 levels (8.6 KB
+// printed) is still demangled, as c++filt prints it.
+func TestDemangleExponential(t *testing.T) {
+	done := make(chan string, 1)
+	huge := doublingName(40)
+	go func() { done <- demangleBFD(huge) }()
+	select {
+	case got := <-done:
+		if got != huge {
+			t.Errorf("demangleBFD of 40 doubling levels = %.80q..., want the name left mangled", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("demangleBFD of 40 doubling levels did not return in 10 s")
+	}
+	eight := doublingName(8)
+	got := demangleBFD(eight)
+	if want := cxxfilt(t, []string{eight})[0]; got != want || len(got) < 8000 {
+		t.Errorf("8 levels: %d bytes, c++filt %d; equal: %v", len(got), len(want), got == want)
 	}
 }

@@ -132,6 +132,9 @@ func FuzzDemangleSimple(f *testing.F) {
 		"_ZN3ns15FlagsILb1ELj7ELl9ELm11EE5valueEi", "_ZN3ns15inner7CounterC2Ei", "_ZN3ns15inner7CounterD0Ev",
 		"_ZN3ns14stepILi1EEEPvi", "_ZN3ns14convIcLb1EEEli", "_ZN3ns14ptrsEPKcPPcRiRKiOiPvPKvPKPi",
 		"_ZN3ns17varargsEiz", "_Z9global_fnd", "_Z4stepILi2EEPvi", "_ZN3ns14wrapIiEEyT_",
+		"_ZN3ns110counter_atILi0EEEPNS_5inner7CounterES3_", "_ZNK3ns14WrapINS0_IiEEE3getEv",
+		"_ZN3ns15mergeERKNS_5inner7CounterEPS1_RKNS_3BoxIiLin3EEEPS6_", "_ZN9starrocks3foo3barERKNS_6StatusE",
+		"_Z4take5OuterNS_2InE", "_Z1fP3FooNS_3BarE", "_Z1gI3FooEvS0_PKS0_",
 	} {
 		f.Add(s)
 	}

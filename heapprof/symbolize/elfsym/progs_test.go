@@ -409,10 +409,11 @@ func nmDemangled(t *testing.T, args ...string) (names, want []string) {
 	return names, want
 }
 
-// TestDemangleSimple checks demangleSimple, the fast path for plain C++
+// TestDemangleSimple checks demangleSimple, the fast path for plainer C++
 // names, against nm --demangle (BFD's demangler, as jeprof reads it) on
-// every C++ name of testdata/progs/simple.cc, and that it takes the
-// shapes it was written for and leaves the others to the demangle package.
+// every C++ name of testdata/progs/simple.cc and every exported one of
+// mariadbd, and that it takes the shapes it was written for and leaves
+// the others to the demangle package.
 // (TestDemangleCxxfilt runs it on libstdc++'s and packs.cc's names too,
 // through demangleBFD.)
 func TestDemangleSimple(t *testing.T) {
@@ -453,6 +454,12 @@ func TestDemangleSimple(t *testing.T) {
 		"ns1::Flags<false, 0u, -2l, 0ul>::value(int)",
 		"void* ns1::step<1>(int)",
 		"long ns1::conv<char, true>(int)",
+		"ns1::inner::Counter::merge(ns1::inner::Counter const&)",
+		"ns1::merge(ns1::inner::Counter const&, ns1::inner::Counter*, ns1::Box<int, -3> const&, ns1::Box<int, -3>*)",
+		"ns1::Wrap<ns1::Wrap<int> >::get() const",
+		"ns1::Wrap<ns1::inner::Counter*>::get() const",
+		"ns1::inner::Counter* ns1::counter_at<0>(ns1::inner::Counter*)",
+		"take(Outer, Outer::In)",
 	} {
 		if !took[name] {
 			t.Errorf("demangleSimple did not take %s", name)
@@ -472,4 +479,28 @@ func TestDemangleSimple(t *testing.T) {
 	if !slices.Contains(want, "ns1::(anonymous namespace)::hidden(int)") {
 		t.Errorf("nm does not print ns1::(anonymous namespace)::hidden(int) (the test program changed?)")
 	}
+
+	// A real C++ server's names: Debian's mariadbd (the tests' upstream),
+	// every exported C++ name it takes, against nm --demangle.
+	names, want = nmDemangled(t, "-D", "--defined-only", "/usr/sbin/mariadbd")
+	taken := 0
+	for i, n := range names {
+		plain, version, versioned := strings.Cut(n, "@")
+		got, ok := demangleSimple(plain)
+		if !ok {
+			continue
+		}
+		taken++
+		if versioned {
+			got += "@" + version
+		}
+		if got != want[i] {
+			t.Errorf("mariadbd: demangleSimple(%s) = %s, nm prints %s", plain, got, want[i])
+		}
+	}
+	// It must take a real share, or the comparison above proves little.
+	if taken < len(names)/2 {
+		t.Errorf("demangleSimple took %d of mariadbd's %d C++ names, want at least half", taken, len(names))
+	}
+	t.Logf("mariadbd: demangleSimple took %d of %d C++ names, each as nm --demangle prints it", taken, len(names))
 }

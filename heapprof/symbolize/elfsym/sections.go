@@ -61,7 +61,8 @@ type debugSection struct {
 	scratch   []byte
 }
 
-// span is a range [start, end) of a section.
+// span is a range [start, end): of a section, or of demangleSimple's
+// printed text.
 type span struct{ start, end int }
 
 // maxInflated bounds a compressed section's claimed size: zlib cannot
