@@ -20,6 +20,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/heapproxy/heapproxy/heapprof/funcname"
+	"github.com/heapproxy/heapproxy/internal/nodetest"
 )
 
 // freePort returns a loopback port nothing listens on right now.
@@ -38,28 +39,15 @@ func freePort(t *testing.T) int {
 // returns its /debug/pprof/heap.
 func goService(t *testing.T, name string) []byte {
 	t.Helper()
+	if name == "prometheus" {
+		c := &http.Client{Timeout: 10 * time.Second}
+		return get(t, c, fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?gc=1", nodetest.StartPrometheus(t)))
+	}
 	dir := t.TempDir()
 	var args []string
 	var base string
 	load := func(*http.Client) {}
 	switch name {
-	case "prometheus":
-		port := freePort(t)
-		base = fmt.Sprintf("http://127.0.0.1:%d", port)
-		cfg := filepath.Join(dir, "prometheus.yml")
-		err := os.WriteFile(cfg, []byte(fmt.Sprintf("global: {scrape_interval: 1s}\nscrape_configs:\n"+
-			"  - {job_name: self, static_configs: [{targets: ['127.0.0.1:%d']}]}\n", port)), 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		args = []string{"--web.listen-address=127.0.0.1:" + strconv.Itoa(port), "--storage.tsdb.path=" + filepath.Join(dir, "tsdb"),
-			"--config.file=" + cfg}
-		load = func(c *http.Client) {
-			for i := range 50 {
-				get(t, c, fmt.Sprintf("%s/api/v1/query?query=rate(prometheus_http_requests_total[%ds])", base, 10+i))
-				get(t, c, base+"/metrics")
-			}
-		}
 	case "etcd":
 		client, peer := freePort(t), freePort(t)
 		base = fmt.Sprintf("http://127.0.0.1:%d", client)

@@ -1,17 +1,10 @@
 package server
 
 import (
-	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heapproxy/heapproxy/backends"
 	"github.com/heapproxy/heapproxy/internal/nodetest"
@@ -51,51 +44,7 @@ func TestTiKVReleasesOverSQL(t *testing.T) {
 // graph names methods with their receivers, as go tool pprof does, and the
 // heapprof schema's rows keep them apart.
 func TestPrometheusAsGoNodeOverSQL(t *testing.T) {
-	dir := t.TempDir()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf("global: {scrape_interval: 1s}\nscrape_configs:\n  - {job_name: self, static_configs: [{targets: ['127.0.0.1:%d']}]}\n", port)), 0o644)
-	prom := exec.Command("/usr/bin/prometheus", fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port),
-		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--config.file="+cfg)
-	prom.Dir = dir
-	if err := prom.Start(); err != nil {
-		t.Fatalf("prometheus (Debian's package): %v", err)
-	}
-	t.Cleanup(func() { prom.Process.Kill(); prom.Wait() })
-	// Dump only once Prometheus is ready (its TSDB open, /-/ready answers 200)
-	// and has served some queries: a dump taken in its first milliseconds holds
-	// only the runtime's own start-up allocations, with no method in it to
-	// check (CI caught one such dump of runtime.main and runtime.malg alone).
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	hc := &http.Client{Timeout: 10 * time.Second}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := hc.Get(base + "/-/ready")
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Prometheus did not become ready in 60 s: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	for i := range 50 {
-		resp, err := hc.Get(fmt.Sprintf("%s/api/v1/query?query=rate(prometheus_http_requests_total[%ds])", base, 10+i))
-		if err != nil {
-			t.Fatalf("Prometheus query: %v", err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
+	port := nodetest.StartPrometheus(t)
 	srv := startProxyDeps(t, Config{}, testDeps(t, backends.Node{ID: 10090, Kind: backends.Go, Host: "127.0.0.1", HTTPPort: port}))
 	h, p := hostPort(srv)
 	out, err := cli(t, h, p, "root", "", "-N", "-r", "-e", adminSQL("10090", "dump_dot_snapshot()"))

@@ -284,20 +284,23 @@ func (d *simpleName) peek() byte {
 
 func (d *simpleName) text(p span) []byte { return d.buf[p.start:p.end] }
 
-// place returns p's text as a piece starting at, where buf ends when p is
-// a substitution's (its text lies where it was first printed, and is
-// copied) and where a fresh piece starts otherwise.
-func (d *simpleName) place(p span, at int) span {
+// place puts p's text at at, where buf ends: a substitution's text lies
+// where it was first printed and is copied, a fresh piece is there
+// already. Copies are how the text can outgrow the name, doubling every
+// few bytes of it, so place reports false past maxSimpleText and longer
+// names are left to the tree.
+func (d *simpleName) place(p span, at int) bool {
 	if p.start == at {
-		return p
+		return true
+	}
+	if len(d.buf)+p.end-p.start > maxSimpleText {
+		return false
 	}
 	d.buf = append(d.buf, d.buf[p.start:p.end]...)
-	return span{at, len(d.buf)}
+	return true
 }
 
-// maxSimpleText bounds what demangleSimple prints: substitutions of
-// substitutions can double the text every few bytes of a name, and longer
-// names are left to the tree.
+// maxSimpleText bounds what demangleSimple prints.
 const maxSimpleText = 16 << 10
 
 // Where typ reads a type: a function parameter (void only alone, which
@@ -321,17 +324,7 @@ func (d *simpleName) encoding() (string, bool) {
 		}
 		name, template, ok = d.nested()
 	} else {
-		start := len(d.buf)
-		var id string
-		if id, ok = d.sourceName(); ok {
-			d.buf = append(d.buf, id...)
-			if d.peek() == 'I' {
-				d.subs = append(d.subs, span{start, len(d.buf)})
-				ok = d.templateArgs()
-				template = true
-			}
-		}
-		name = span{start, len(d.buf)}
+		name, template, ok = d.unscoped()
 	}
 	if !ok || d.i == len(d.s) {
 		return "", false // a variable has no parameters, and no parentheses
@@ -355,11 +348,9 @@ func (d *simpleName) encoding() (string, bool) {
 				d.buf = append(d.buf, ", "...)
 			}
 			at := len(d.buf)
-			t, ok := d.typ(inParams)
-			if !ok || len(d.buf)+t.end-t.start > maxSimpleText {
+			if t, ok := d.typ(inParams); !ok || !d.place(t, at) {
 				return "", false
 			}
-			d.place(t, at)
 		}
 	}
 	var out strings.Builder
@@ -376,6 +367,25 @@ func (d *simpleName) encoding() (string, bool) {
 		out.WriteString(" const")
 	}
 	return out.String(), true
+}
+
+// unscoped reads a source name and its template arguments, if any; the
+// name of a template is a candidate (libiberty's d_name).
+func (d *simpleName) unscoped() (name span, template, ok bool) {
+	start := len(d.buf)
+	id, ok := d.sourceName()
+	if !ok {
+		return span{}, false, false
+	}
+	d.buf = append(d.buf, id...)
+	if d.peek() == 'I' {
+		d.subs = append(d.subs, span{start, len(d.buf)})
+		if !d.templateArgs() {
+			return span{}, false, false
+		}
+		template = true
+	}
+	return span{start, len(d.buf)}, template, true
 }
 
 // nested reads a nested name after its N, through its E: source names,
@@ -406,10 +416,9 @@ func (d *simpleName) nested() (name span, template, ok bool) {
 			template = true
 		case c == 'S' && n == 0:
 			sub, ok := d.substitution()
-			if !ok || len(d.buf)+sub.end-sub.start > maxSimpleText {
+			if !ok || !d.place(sub, start) {
 				return span{}, false, false
 			}
-			d.place(sub, start)
 			subst = true
 		case (c == 'C' || c == 'D') && last != "" && d.i+2 < len(d.s) && d.s[d.i+2] == 'E':
 			// C1-C3, D0-D2 end the name (CI, an inheriting
@@ -567,13 +576,13 @@ func (d *simpleName) typ(ctx int) (span, bool) {
 			return span{}, false
 		}
 		inner, ok := d.typ(inType)
-		if !ok || len(d.buf)+inner.end-inner.start > maxSimpleText {
+		if !ok || c == 'K' && bytes.HasSuffix(d.text(inner), []byte(" const")) {
+			// (A const of a substituted const type: the tree merges them.)
 			return span{}, false
 		}
-		if c == 'K' && bytes.HasSuffix(d.text(inner), []byte(" const")) {
-			return span{}, false // const of a substituted const type: the tree merges them
+		if !d.place(inner, start) {
+			return span{}, false
 		}
-		d.place(inner, start)
 		switch c {
 		case 'K':
 			d.buf = append(d.buf, " const"...)
@@ -585,16 +594,8 @@ func (d *simpleName) typ(ctx int) (span, bool) {
 			d.buf = append(d.buf, "&&"...)
 		}
 	case c >= '1' && c <= '9':
-		id, ok := d.sourceName()
-		if !ok {
+		if _, _, ok := d.unscoped(); !ok {
 			return span{}, false
-		}
-		d.buf = append(d.buf, id...)
-		if d.peek() == 'I' {
-			d.subs = append(d.subs, span{start, len(d.buf)})
-			if !d.templateArgs() {
-				return span{}, false
-			}
 		}
 	case c == 'N':
 		d.i++
@@ -656,11 +657,9 @@ func (d *simpleName) templateArgs() bool {
 		}
 		if d.peek() != 'L' {
 			at := len(d.buf)
-			t, ok := d.typ(inArgs)
-			if !ok || len(d.buf)+t.end-t.start > maxSimpleText {
+			if t, ok := d.typ(inArgs); !ok || !d.place(t, at) {
 				return false
 			}
-			d.place(t, at)
 			continue
 		}
 		d.i++

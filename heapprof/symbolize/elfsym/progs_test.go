@@ -364,6 +364,30 @@ func TestDemangleCxxfilt(t *testing.T) {
 	}
 }
 
+// simpleTaken checks every name of names (nm's, with any @VERSION) that
+// demangleSimple takes against want, what nm --demangle printed for it,
+// and returns the demangled names it took and how many names those were.
+func simpleTaken(t *testing.T, label string, names, want []string) (took map[string]bool, n int) {
+	t.Helper()
+	took = map[string]bool{}
+	for i, name := range names {
+		plain, version, versioned := strings.Cut(name, "@")
+		got, ok := demangleSimple(plain)
+		if !ok {
+			continue
+		}
+		took[want[i]] = true
+		n++
+		if versioned {
+			got += "@" + version
+		}
+		if got != want[i] {
+			t.Errorf("%s: demangleSimple(%s) = %s, nm prints %s", label, plain, got, want[i])
+		}
+	}
+	return took, n
+}
+
 // mangledNames returns the C++ names (_Z...) nm printed, in order.
 func mangledNames(nmOut []byte) []string {
 	var out []string
@@ -420,22 +444,12 @@ func TestDemangleSimple(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "simple")
 	run(t, nil, "g++", "-g", "-O0", "-o", bin, filepath.Join(progsDir(t), "simple.cc"))
 	names, want := nmDemangled(t, bin)
-	took := map[string]bool{}
 	for i, n := range names {
 		if got := demangleBFD(n); got != want[i] {
 			t.Errorf("%s:\n got %s\nwant %s", n, got, want[i])
 		}
-		plain, version, versioned := strings.Cut(n, "@")
-		if got, ok := demangleSimple(plain); ok {
-			took[want[i]] = true
-			if versioned {
-				got += "@" + version
-			}
-			if got != want[i] {
-				t.Errorf("demangleSimple(%s) = %s, nm prints %s", plain, got, want[i])
-			}
-		}
 	}
+	took, _ := simpleTaken(t, "simple.cc", names, want)
 	for _, name := range []string{
 		"global_fn(double)",
 		"ns1::none()",
@@ -483,21 +497,7 @@ func TestDemangleSimple(t *testing.T) {
 	// A real C++ server's names: Debian's mariadbd (the tests' upstream),
 	// every exported C++ name it takes, against nm --demangle.
 	names, want = nmDemangled(t, "-D", "--defined-only", "/usr/sbin/mariadbd")
-	taken := 0
-	for i, n := range names {
-		plain, version, versioned := strings.Cut(n, "@")
-		got, ok := demangleSimple(plain)
-		if !ok {
-			continue
-		}
-		taken++
-		if versioned {
-			got += "@" + version
-		}
-		if got != want[i] {
-			t.Errorf("mariadbd: demangleSimple(%s) = %s, nm prints %s", plain, got, want[i])
-		}
-	}
+	_, taken := simpleTaken(t, "mariadbd", names, want)
 	// It must take a real share, or the comparison above proves little.
 	if taken < len(names)/2 {
 		t.Errorf("demangleSimple took %d of mariadbd's %d C++ names, want at least half", taken, len(names))
