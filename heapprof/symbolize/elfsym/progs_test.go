@@ -331,10 +331,10 @@ func TestDemangleCxxfilt(t *testing.T) {
 			"std::__uniq_ptr_data<std::thread::_State, std::default_delete<std::thread::_State>, true, true>::__uniq_ptr_impl(std::thread::_State*)",
 		}},
 		{"packs.cc/nm-demangle", func(t *testing.T) ([]string, []string) {
-			return nmDemangled(t, bin)
+			return nmDemangled(t, "_Z", bin)
 		}, nil},
 		{"libstdc++/nm-demangle", func(t *testing.T) ([]string, []string) {
-			return nmDemangled(t, "-D", "--defined-only", libstdcxx)
+			return nmDemangled(t, "_Z", "-D", "--defined-only", libstdcxx)
 		}, nil},
 	}
 	for _, c := range cases {
@@ -412,9 +412,9 @@ func cxxfilt(t *testing.T, names []string) []string {
 }
 
 // nmDemangled runs nm with args twice, without and with --demangle (both
-// list symbols in the same order), and returns the C++ names and what nm
-// printed for them.
-func nmDemangled(t *testing.T, args ...string) (names, want []string) {
+// list symbols in the same order), and returns the names mangled with
+// prefix ("_Z": C++, "_R": Rust v0) and what nm printed for them.
+func nmDemangled(t *testing.T, prefix string, args ...string) (names, want []string) {
 	t.Helper()
 	raw := strings.Split(string(run(t, nil, "nm", args...)), "\n")
 	dem := strings.Split(string(run(t, nil, "nm", append([]string{"--demangle"}, args...)...)), "\n")
@@ -424,7 +424,7 @@ func nmDemangled(t *testing.T, args ...string) (names, want []string) {
 	for i, line := range raw {
 		// "<address or spaces> <type> <name>": the name starts at a fixed
 		// column, after 16 digits (or spaces), a space, a letter, a space.
-		if len(line) < 20 || !strings.HasPrefix(line[19:], "_Z") {
+		if len(line) < 20 || !strings.HasPrefix(line[19:], prefix) {
 			continue
 		}
 		names = append(names, line[19:])
@@ -443,7 +443,7 @@ func nmDemangled(t *testing.T, args ...string) (names, want []string) {
 func TestDemangleSimple(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "simple")
 	run(t, nil, "g++", "-g", "-O0", "-o", bin, filepath.Join(progsDir(t), "simple.cc"))
-	names, want := nmDemangled(t, bin)
+	names, want := nmDemangled(t, "_Z", bin)
 	for i, n := range names {
 		if got := demangleBFD(n); got != want[i] {
 			t.Errorf("%s:\n got %s\nwant %s", n, got, want[i])
@@ -496,7 +496,7 @@ func TestDemangleSimple(t *testing.T) {
 
 	// A real C++ server's names: Debian's mariadbd (the tests' upstream),
 	// every exported C++ name it takes, against nm --demangle.
-	names, want = nmDemangled(t, "-D", "--defined-only", "/usr/sbin/mariadbd")
+	names, want = nmDemangled(t, "_Z", "-D", "--defined-only", "/usr/sbin/mariadbd")
 	_, taken := simpleTaken(t, "mariadbd", names, want)
 	// It must take a real share, or the comparison above proves little.
 	if taken < len(names)/2 {
