@@ -203,7 +203,7 @@ func run(name string, args []string, stdout io.Writer, tune bool) error {
 	if tune {
 		if r.write != nil {
 			// The profile as a heapprof.Dump, the base as a profile.
-			tuneGC(20<<20, heapFile{file, 2}, heapFile{*o.base, 1})
+			tuneGC(max(20<<20, fileSize(binary)/programDiv), heapFile{file, 2}, heapFile{*o.base, 1})
 		} else {
 			tuneGC(36<<20, heapFile{file, 1})
 		}
@@ -273,6 +273,15 @@ func run(name string, args []string, stdout io.Writer, tune bool) error {
 // 0.119, 0.122 s (60x jeprof is 0.132); 20 is taken, ~16 MB above the
 // live heap's 14-17 MB. A smaller limit costs CPU, on a small dump most
 // (16 MiB plus twice the size: 38 collections instead of 7 on o2-sparse).
+// The fixed part grows with the program, a fifth of its file when that is
+// more than 20 MiB: the memory a symbolizer may take is budgeted by the
+// program it reads (addr2line, jeprof's largest process, holds 1.2 to 1.7
+// times the file on these shapes), and every collection not run is CPU
+// saved. Session 12, 9 interleaved runs each, medians, 20 MiB against a
+// fifth: server (166 MB) 0.118 -> 0.104 s, 34 -> 45 MB; o2 0.118 -> 0.096 s,
+// 32 -> 43 MB; o1-60 (162 MB) 0.083 -> 0.076 s, 33 -> 41 MB; o2-sparse
+// 0.084 -> 0.073 s; o2-12cu (96 MB: a fifth is under 20 MiB) and so (a
+// 0.1 MB program; its library does not count) unchanged.
 // Other formats
 // (pprof protobuf, gzipped: their parsed size is not the file's) keep Go's
 // default, and so does a GOGC or GOMEMLIMIT set in the environment.
@@ -300,6 +309,19 @@ func tuneGC(fixed int64, files ...heapFile) {
 	}
 	debug.SetMemoryLimit(limit)
 	debug.SetGCPercent(-1)
+}
+
+// programDiv: tuneGC's fixed part is at least a fifth of the program's
+// file (see tuneGC).
+const programDiv = 5
+
+// fileSize is the size of the file at path, 0 if it cannot be read.
+func fileSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
 }
 
 // heapFile is a dump file for tuneGC and what of its size its parse
