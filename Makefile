@@ -5,7 +5,7 @@ LISTEN   ?= 127.0.0.1:9030
 # More server flags for make run, e.g. make run ARGS="--http 127.0.0.1:9040 --config heapproxy.yaml".
 ARGS     ?=
 
-.PHONY: all build run test vet bench bench-proxy bench-heapprof bench-e2e jenode clean
+.PHONY: all build run test vet bench bench-proxy bench-heapprof bench-e2e bench-snapshot jenode clean
 
 all: build
 
@@ -57,7 +57,7 @@ test: vet
 	cd $(REGEX_MOD) && $(GO) test -count=1 ./...
 	$(GO) test -race -count=1 -timeout 45m ./...
 
-bench: bench-proxy bench-heapprof bench-e2e
+bench: bench-proxy bench-heapprof bench-e2e bench-snapshot
 
 bench-proxy: build
 	bash bench/proxy/run.sh
@@ -68,6 +68,11 @@ bench-heapprof: build
 # After bench-heapprof, which builds the o2 shape's program and dump.
 bench-e2e: build
 	bash bench/snapshot/e2e.sh
+
+# After bench-heapprof too: a snapshot's bytes and CPU, and ON ALL BACKENDS
+# over 100 nodes.
+bench-snapshot: build
+	bash bench/snapshot/run.sh
 
 clean:
 	rm -rf $(BIN)

@@ -363,7 +363,10 @@ perfstat_report() {
 		done
 	done
 }
+# (An if, not "[[ ... ]] && ...": as the group's last command, a false
+# test would be its status and, under pipefail and set -e, the script's:
+# make bench stopped here.)
 {
 	report
-	[[ $PERFSTAT == 1 ]] && perfstat_report
+	if [[ $PERFSTAT == 1 ]]; then perfstat_report; fi
 } | tee "${OUT:-/dev/null}"
