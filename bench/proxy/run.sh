@@ -54,7 +54,7 @@ trap 'exit 130' INT TERM
 missing=()
 command -v sysbench >/dev/null || missing+=(sysbench)
 [[ $PROFILE == 1 ]] && ! command -v perf >/dev/null && missing+=(linux-perf)
-[[ " $TARGETS " == *" haproxy "* ]] && ! command -v haproxy >/dev/null && ! [[ -x /usr/sbin/haproxy ]] && missing+=(haproxy)
+[[ " $TARGETS " == *" haproxy"[\ @]* ]] && ! command -v haproxy >/dev/null && ! [[ -x /usr/sbin/haproxy ]] && missing+=(haproxy)
 if ((${#missing[@]})); then
 	log "installing ${missing[*]}"
 	[[ $(id -u) == 0 ]] || die "need ${missing[*]}: run apt-get install -y ${missing[*]}"
@@ -142,12 +142,17 @@ sysbench oltp_read_only "${sb_common[@]}" --mysql-port="$dbport" prepare >"$tmp/
 	die "sysbench prepare failed, see $tmp/prepare.log"
 
 # --- HAProxy in TCP mode -------------------------------------------------------
+# Targets haproxy@NAME are more HAProxy processes with the same settings: an
+# A/A run (TARGETS="haproxy haproxy@twin heapproxy") shows how far two
+# identical proxies' cells drift apart on this machine, the noise that any
+# /HAProxy ratio carries.
 declare -A port pid
 port[direct]=$dbport
 pid[direct]=
-if [[ " $TARGETS " == *" haproxy "* ]]; then
-	port[haproxy]=$(free_port)
-	cat >"$tmp/haproxy.cfg" <<CFG
+for tg in $TARGETS; do
+	[[ $tg == haproxy || $tg == haproxy@* ]] || continue
+	port[$tg]=$(free_port)
+	cat >"$tmp/$tg.cfg" <<CFG
 global
     maxconn 2000
 defaults
@@ -156,15 +161,15 @@ defaults
     timeout client 1h
     timeout server 1h
 listen mysql
-    bind 127.0.0.1:${port[haproxy]}
+    bind 127.0.0.1:${port[$tg]}
     server mariadb 127.0.0.1:$dbport
 CFG
-	log "starting HAProxy on 127.0.0.1:${port[haproxy]}"
-	haproxy -db -f "$tmp/haproxy.cfg" >"$tmp/haproxy.log" 2>&1 &
+	log "starting $tg (HAProxy) on 127.0.0.1:${port[$tg]}"
+	haproxy -db -f "$tmp/$tg.cfg" >"$tmp/$tg.log" 2>&1 &
 	pids+=($!)
-	pid[haproxy]=$!
-	wait_sql "${port[haproxy]}" haproxy "${pid[haproxy]}"
-fi
+	pid[$tg]=$!
+	wait_sql "${port[$tg]}" "$tg" "${pid[$tg]}"
+done
 
 # --- heapproxy -------------------------------------------------------------------
 # Targets heapproxy@NAME are more heapproxy processes for A/B runs: binary
