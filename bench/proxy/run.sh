@@ -19,10 +19,14 @@ HEAPPROXY_BIN=${HEAPPROXY_BIN:-}                        # prebuilt binary; defau
 OUT=${OUT:-}                                            # also write the markdown table to this file
 KEEP=${KEEP:-0}                                         # 1: keep the temp dir (logs, sysbench outputs)
 PROFILE=${PROFILE:-0}                                   # 1: perf-profile heapproxy during its runs
+SYSBENCH_OPTS=${SYSBENCH_OPTS:-}                        # more options for the measured runs, e.g. --histogram=on (with KEEP=1)
+HALT_POLL_NS=${HALT_POLL_NS:-}                          # haltpoll VMs: guest_halt_poll_ns for the run, restored on exit (README)
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d /tmp/heapproxy-bench.XXXXXX)
 pids=()
+haltpoll=/sys/module/haltpoll/parameters/guest_halt_poll_ns
+halt_poll_saved=
 
 log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -40,6 +44,9 @@ cleanup() {
 		done
 		kill -9 "$pid" 2>/dev/null || true
 	done
+	if [[ -n $halt_poll_saved ]]; then
+		echo "$halt_poll_saved" >"$haltpoll" || log "could not restore $haltpoll to $halt_poll_saved"
+	fi
 	if [[ $KEEP == 1 || $PROFILE == 1 || $rc != 0 ]]; then
 		log "logs kept in $tmp"
 	else
@@ -64,6 +71,28 @@ export PATH=$PATH:/usr/sbin
 for t in mariadb-install-db mariadbd mariadb mariadb-admin sysbench; do
 	command -v "$t" >/dev/null || die "$t not found (apt-get install -y mariadb-server mariadb-client sysbench)"
 done
+
+# A guest that halts when idle (cpuidle driver haltpoll, guest_halt_poll_ns 0)
+# pays a VM exit on every wake-up of an idle vCPU; at 1 thread that, not the
+# proxies, sets the QPS (README: session 15). HALT_POLL_NS lets a run poll first.
+if [[ -n $HALT_POLL_NS ]]; then
+	[[ $HALT_POLL_NS =~ ^[0-9]+$ ]] || die "HALT_POLL_NS=$HALT_POLL_NS: want nanoseconds, e.g. 200000"
+	[[ -w $haltpoll ]] || die "HALT_POLL_NS needs the haltpoll cpuidle driver and root: $haltpoll is not writable"
+	halt_poll_saved=$(<"$haltpoll")
+	echo "$HALT_POLL_NS" >"$haltpoll"
+	log "guest_halt_poll_ns $halt_poll_saved -> $HALT_POLL_NS for this run"
+fi
+
+# idle_setting prints how this machine's idle CPUs wait, for the report header.
+idle_setting() {
+	local drv
+	drv=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo unknown)
+	if [[ -r $haltpoll ]]; then
+		echo "cpuidle driver $drv, guest_halt_poll_ns $(<"$haltpoll")"
+	else
+		echo "cpuidle driver $drv"
+	fi
+}
 
 # free_port prints a TCP port on 127.0.0.1 that nothing listens on.
 free_port() {
@@ -248,8 +277,9 @@ for w in $WORKLOADS; do
 						>"$tmp/perf.$w.$th.$tg.$r.log" 2>&1 &
 					perfpid=$!
 				fi
+				# shellcheck disable=SC2086 # SYSBENCH_OPTS is a list of options
 				sysbench "$(workload "$w")" "${sb_common[@]}" --mysql-port="${port[$tg]}" --threads="$th" \
-					--time="$DURATION" --percentile=95 --report-interval=0 run >"$out" 2>&1 ||
+					--time="$DURATION" --percentile=95 --report-interval=0 $SYSBENCH_OPTS run >"$out" 2>&1 ||
 					die "sysbench $w via $tg failed, see $out"
 				if [[ -n $perfpid ]]; then
 					wait "$perfpid" || die "perf record failed, see $tmp/perf.$w.$th.$tg.$r.log"
@@ -327,7 +357,7 @@ report() {
 	echo "Proxy benchmark, $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) CPU(s) ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')):"
 	echo "$(mariadbd --version | awk '{print $3}'), $(sysbench --version), $(haproxy -v 2>/dev/null | head -1 | awk '{print "HAProxy " $3}');"
 	echo "${DURATION}s per run, median of $ROUNDS round(s) (target order rotated per round), $TABLES table(s) of $TABLE_SIZE rows,"
-	echo "everything on 127.0.0.1 sharing the same CPUs."
+	echo "everything on 127.0.0.1 sharing the same CPUs; idle CPUs: $(idle_setting)."
 	echo "CPU s/10k q is the proxy process's utime+stime per 10,000 sysbench queries."
 	echo
 	echo "Rounds: each round's QPS (thousands), in round order. /HAProxy by round: min-median-max of each"

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -55,6 +56,10 @@ type eventLoop struct {
 // ones (big INSERTs, 16 MiB continuations) go back to the goroutine, which
 // streams them.
 const loopCommandLimit = 64 << 10
+
+// loopYieldEvery is how often a busy loop yields to the scheduler: half of
+// the runtime's 10 ms forced-preemption period.
+const loopYieldEvery = 5 * time.Millisecond
 
 // NewLoops starts n loops; n <= 0 starts none (every session stays on its
 // goroutine), and the nil *Loops relays nothing.
@@ -222,10 +227,23 @@ func (l *eventLoop) wake() {
 
 func (l *eventLoop) run() {
 	// The loop blocks in epoll_wait; on its own thread it keeps its place
-	// and needs no hand-off when it wakes.
+	// and needs no hand-off when it wakes. Unlocked, it moved between
+	// threads 1.5-2 times per relayed query and made 0.75-0.91 of this
+	// QPS (bench/proxy/README.md, sessions 14-15).
 	runtime.LockOSThread()
 	events := make([]syscall.EpollEvent, 256)
+	yielded := time.Now()
 	for {
+		// A goroutine that never reschedules looks stuck to the runtime:
+		// every 10 ms sysmon takes its P (retake in Go 1.26's
+		// runtime/proc.go) and starts polling again every 20 µs instead
+		// of backing off; its wake-ups delayed one query in twenty by
+		// ~20 µs. Yielding before the loop looks stuck keeps sysmon
+		// asleep (bench/proxy/README.md, session 15).
+		if now := time.Now(); now.Sub(yielded) >= loopYieldEvery {
+			runtime.Gosched()
+			yielded = now
+		}
 		n, err := syscall.EpollWait(l.epfd, events, -1)
 		if err != nil {
 			if err == syscall.EINTR {
