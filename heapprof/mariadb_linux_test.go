@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,9 +31,12 @@ const mariadbd = "/usr/sbin/mariadbd"
 // the jemalloc interval dumps it wrote (lg_prof_interval), oldest first.
 func mariadbDumps(t *testing.T) []string {
 	t.Helper()
-	libs, _ := filepath.Glob("/usr/lib/*/libjemalloc.so.2")
-	if len(libs) == 0 {
-		t.Fatal("Debian's libjemalloc2 (libjemalloc.so.2) is not installed")
+	// This machine's own: with arm64 packages installed too (.ci/run),
+	// /usr/lib/*/ also holds aarch64-linux-gnu's, which ld.so would skip.
+	multiarch := map[string]string{"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}[runtime.GOARCH]
+	libs := []string{filepath.Join("/usr/lib", multiarch, "libjemalloc.so.2")}
+	if _, err := os.Stat(libs[0]); multiarch == "" || err != nil {
+		t.Fatalf("Debian's libjemalloc2 for %s (%s) is not installed", runtime.GOARCH, libs[0])
 	}
 	prefix := filepath.Join(t.TempDir(), "jeprof")
 	srv, err := mariadbtest.Start(mariadbtest.Options{Env: []string{"LD_PRELOAD=" + libs[0],

@@ -56,3 +56,20 @@ import (
 type Symbolizer interface {
 	Symbolize(ctx context.Context, p *profile.Profile) error
 }
+
+// Symbolized tells a profile that arrived symbolized and needs no
+// Symbolizer: every location has its lines, or lies in a mapping that says
+// it has functions. pprof's Profile.HasFunctions looks only at mappings, so
+// it holds for a location outside every mapping: a jemalloc dump whose
+// MAPPED_LIBRARIES lists no executable mapping that holds its PCs (an
+// empty section; a process under qemu-user, where the host's maps show
+// the guest's code as not executable) would pass for symbolized and render
+// as bare addresses, where jeprof names them from the program, unrelocated.
+func Symbolized(p *profile.Profile) bool {
+	for _, loc := range p.Location {
+		if len(loc.Line) == 0 && (loc.Mapping == nil || !loc.Mapping.HasFunctions) {
+			return false
+		}
+	}
+	return true
+}

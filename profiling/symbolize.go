@@ -26,7 +26,7 @@ func (s *Service) symbolized(ctx context.Context, node backends.Node, raw []byte
 	if err != nil {
 		return nil, fmt.Errorf("parse dump of node %d: %w", node.ID, err)
 	}
-	if p.HasFunctions() {
+	if heapprof.Symbolized(p) {
 		return p, nil
 	}
 	warnings, err := s.symbolizeChain(ctx, node, p)

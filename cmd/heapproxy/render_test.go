@@ -15,10 +15,25 @@ import (
 // it with profiling on; it returns the binary and the dumps it wrote.
 func buildProfiled(t *testing.T, src, compiler string, dumps int) (string, []string) {
 	t.Helper()
+	return buildProfiledFlags(t, src, compiler, dumps)
+}
+
+// buildProfiledNoPIE is buildProfiled of a program built without PIE, whose
+// addresses are its own: what jeprof names from the program when the
+// dump's mappings do not place it.
+func buildProfiledNoPIE(t *testing.T, src, compiler string) (string, []string) {
+	t.Helper()
+	return buildProfiledFlags(t, src, compiler, 1, "-fno-pie", "-no-pie")
+}
+
+func buildProfiledFlags(t *testing.T, src, compiler string, dumps int, flags ...string) (string, []string) {
+	t.Helper()
 	dir := t.TempDir()
 	progs, _ := filepath.Abs("../../testdata/progs")
 	bin := filepath.Join(dir, strings.TrimSuffix(src, filepath.Ext(src)))
-	if out, err := exec.Command(compiler, "-g", "-O2", "-I", progs, "-o", bin, filepath.Join(progs, src), "-ljemalloc").CombinedOutput(); err != nil {
+	args := append([]string{"-g", "-O2"}, flags...)
+	args = append(args, "-I", progs, "-o", bin, filepath.Join(progs, src), "-ljemalloc")
+	if out, err := exec.Command(compiler, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", compiler, err, out)
 	}
 	var files []string

@@ -407,8 +407,8 @@ func (o *object) addr2line(addr uint64) answer {
 	if s == nil {
 		return answer{frames: unknownFrame}
 	}
-	file := o.syms.fileName(s)
-	if file == "" {
+	file, ok := o.syms.fileName(s)
+	if !ok {
 		file = "??"
 	}
 	return answer{frames: []Frame{{Function: o.displayName(o.syms.name(s)), File: file}}}

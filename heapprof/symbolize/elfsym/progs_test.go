@@ -37,17 +37,26 @@ func openMapped(t *testing.T, path string) *object {
 	return o
 }
 
+// hostLibc is this machine's libc.
+const hostLibc = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
 // libcDebugFile is libc6-dbg's separate debug file for this machine's libc.
 func libcDebugFile(t *testing.T) string {
 	t.Helper()
-	const libc = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+	return debugFileOf(t, hostLibc)
+}
+
+// debugFileOf is the separate debug file Debian's -dbg package installs
+// for libc, under /usr/lib/debug/.build-id.
+func debugFileOf(t *testing.T, libc string) string {
+	t.Helper()
 	id, err := readBuildID(libc)
 	if err != nil || len(id) < 3 {
 		t.Fatalf("build-id of %s: %q, %v", libc, id, err)
 	}
 	dbg := filepath.Join("/usr/lib/debug/.build-id", id[:2], id[2:]+".debug")
 	if !isFile(dbg) {
-		t.Fatalf("%s missing: install libc6-dbg", dbg)
+		t.Fatalf("%s missing: install libc6-dbg for %s (.ci/run)", dbg, libc)
 	}
 	return dbg
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -205,7 +206,7 @@ func addr2line(t *testing.T, image string, addrs []uint64) map[uint64][]Frame {
 	for _, a := range addrs {
 		fmt.Fprintf(&in, "%x\n", a)
 	}
-	cmd := exec.Command("addr2line", "-a", "-f", "-C", "-i", "-e", image)
+	cmd := exec.Command(binutil(t, image, "addr2line"), "-a", "-f", "-C", "-i", "-e", image)
 	cmd.Stdin = &in
 	out, err := cmd.Output()
 	if err != nil {
@@ -232,6 +233,22 @@ func addr2line(t *testing.T, image string, addrs []uint64) map[uint64][]Frame {
 	return res
 }
 
+// binutil names the binutils program that reads image: the host's, or
+// Debian's cross binutils for an AArch64 file (binutils-aarch64-linux-gnu),
+// as jeprof would be told with JEPROF_TOOLS.
+func binutil(t testing.TB, image, tool string) string {
+	t.Helper()
+	f, err := elf.Open(image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.Machine == elf.EM_AARCH64 {
+		return "aarch64-linux-gnu-" + tool
+	}
+	return tool
+}
+
 // samplePCs returns addresses spread over every function nm lists with a
 // size, at most limit of them.
 func samplePCs(t *testing.T, image string, dynamic bool, limit int) []uint64 {
@@ -240,7 +257,7 @@ func samplePCs(t *testing.T, image string, dynamic bool, limit int) []uint64 {
 	if dynamic {
 		args = append(args, "-D")
 	}
-	out := run(t, nil, "nm", append(args, image)...)
+	out := run(t, nil, binutil(t, image, "nm"), append(args, image)...)
 	type fn struct{ start, size uint64 }
 	var fns []fn
 	var total uint64
@@ -274,16 +291,11 @@ func samplePCs(t *testing.T, image string, dynamic bool, limit int) []uint64 {
 // and libjemalloc (both read through .dynsym).
 func TestAddr2Line(t *testing.T) {
 	fxs := getFixtures(t)
-	type image struct {
-		name    string
-		path    string
-		dynamic bool
-	}
 	// The same program with zlib-compressed debug sections, as Debian
 	// ships its debug files: read through debugSection's inflater.
 	zlibBin := filepath.Join(buildDir, "prog-O2-pie-zlib")
 	run(t, nil, "objcopy", "--compress-debug-sections=zlib", fxs[1].binary, zlibBin)
-	images := []image{
+	checkAddr2Line(t, []addrImage{
 		{"O0-pie", fxs[0].binary, false},
 		{"O2-pie", fxs[1].binary, false},
 		{"O2-pie-zlib", zlibBin, false},
@@ -293,7 +305,39 @@ func TestAddr2Line(t *testing.T) {
 		{"stripped-lib", fxs[3].lib, true},
 		{"libjemalloc", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", true},
 		// libc, from its separate debug file: TestAddr2LineLibc.
+	})
+}
+
+// carriedOver tells the one answer of addr2line that depends on the
+// addresses asked before, which lookupRun does not reproduce:
+// _bfd_elf_find_function (bfd/dwarf2.c, binutils 2.40) keeps the function
+// it found last and answers it again for an address inside its size,
+// though a closer symbol without a size starts in between (glibc's aarch64
+// start.S: the label __wrap_main inside _start). It holds when addr2line
+// asked pc alone answers got, and the answer it gave in the run (want) is
+// the one it gave for the address before (prev). No return address lies
+// there: __wrap_main is a branch to main.
+func carriedOver(t *testing.T, image string, pc uint64, got, want, prev []Frame) bool {
+	t.Helper()
+	if len(want) != 1 || len(prev) == 0 || want[0].Function != prev[len(prev)-1].Function {
+		return false
 	}
+	return sameFrames(got, addr2line(t, image, []uint64{pc})[pc])
+}
+
+// addrImage is an ELF file whose answers checkAddr2Line compares;
+// dynamic: sample its addresses from .dynsym (a stripped file).
+type addrImage struct {
+	name    string
+	path    string
+	dynamic bool
+}
+
+// checkAddr2Line compares every record (function, file, line, inline
+// order) with the real addr2line's (the binutils for the file's machine),
+// over addresses spread across each whole image.
+func checkAddr2Line(t *testing.T, images []addrImage) {
+	t.Helper()
 	for _, im := range images {
 		pcs := samplePCs(t, im.path, im.dynamic, 4000)
 		want := addr2line(t, im.path, pcs)
@@ -320,20 +364,30 @@ func TestAddr2Line(t *testing.T) {
 						answers[pc] = o.lookupRun(pc, seen)
 					})
 				}
-				for _, pc := range pcs {
+				carried := 0
+				for i, pc := range pcs {
 					got, ok := answers[pc]
 					if !ok {
 						got = o.lookupRun(pc, seen)
 					}
-					if !sameFrames(got, want[pc]) {
-						bad++
-						if bad <= 10 {
-							t.Errorf("%#x:\n got %v\nwant %v", pc, got, want[pc])
-						}
+					if sameFrames(got, want[pc]) {
+						continue
+					}
+					if i > 0 && carriedOver(t, im.path, pc, got, want[pc], want[pcs[i-1]]) {
+						carried++
+						continue
+					}
+					bad++
+					if bad <= 10 {
+						t.Errorf("%#x:\n got %v\nwant %v", pc, got, want[pc])
 					}
 				}
 				if bad > 0 {
 					t.Errorf("%d of %d addresses differ", bad, len(pcs))
+				}
+				if carried > 0 {
+					t.Logf("%d of %d addresses answered as addr2line answers them alone, not after the address before (BFD's function cache)",
+						carried, len(pcs))
 				}
 			})
 		}
@@ -446,9 +500,8 @@ func sameFrames(a, b []Frame) bool {
 // address and BFD names them after the last DW_TAG_subprogram of their
 // DW_LANG_Mips_Assembler unit (clone3, not __clone3).
 func TestAddr2LineLibc(t *testing.T) {
-	const libc = "/usr/lib/x86_64-linux-gnu/libc.so.6"
 	dbg := libcDebugFile(t)
-	pcs := samplePCs(t, libc, true, 3000)
+	pcs := samplePCs(t, hostLibc, true, 3000)
 	want := addr2line(t, dbg, pcs)
 	for _, decoder := range []string{"scanner", "partial", "debug-dwarf"} {
 		t.Run(decoder, func(t *testing.T) {

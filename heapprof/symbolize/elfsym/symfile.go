@@ -20,6 +20,9 @@ type symTab struct {
 	str     []byte // the linked string table
 	// dynamic tables name symbols with their version, as nm -D does.
 	dynamic bool
+	// machine is the file's: BFD's AArch64 back end skips mapping
+	// symbols that its generic ELF code would take (aarch64Special).
+	machine elf.Machine
 	versym  []byte                // .gnu.version: one index per symbol, the null one first
 	vers    map[uint16]symVersion // version index -> version
 	// file keeps the mapping recs, str and versym lie in: a slice of it
@@ -50,7 +53,7 @@ var errSymTab = errors.New("malformed symbol table")
 // SHT_DYNSYM) over m, the mapped file; an empty table when there is
 // none. Dynamic tables carry their GNU versions.
 func readSymTab(f *elf.File, m *mappedFile, typ elf.SectionType) (*symTab, error) {
-	t := &symTab{recSize: 24, order: f.ByteOrder, dynamic: typ == elf.SHT_DYNSYM, file: m}
+	t := &symTab{recSize: 24, order: f.ByteOrder, dynamic: typ == elf.SHT_DYNSYM, machine: f.Machine, file: m}
 	data := m.data
 	if f.Class == elf.ELFCLASS32 {
 		t.recSize = 16

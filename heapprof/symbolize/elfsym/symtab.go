@@ -102,6 +102,11 @@ func buildNMTable(t *symTab, sections []*elf.Section) nmTable {
 		if len(name) == 0 {
 			continue
 		}
+		// nm leaves out what its back end calls target-special symbols
+		// unless --special-syms is given.
+		if t.machine == elf.EM_AARCH64 && aarch64Special(name) {
+			continue
+		}
 		// jeprof checks every name nm prints for _fini; other names at the
 		// same address are printed too.
 		if string(name) == "_fini" && (!t.dynamic || t.nmName(i) == "_fini") {
@@ -211,12 +216,29 @@ type bfdSymtab struct {
 // their version, unlike nm -D.
 func (t *bfdSymtab) name(s *bfdSym) string { return t.tab.plainName(int(s.sym)) }
 
-// fileName is the STT_FILE symbol's name before s, or "".
-func (t *bfdSymtab) fileName(s *bfdSym) string {
+// fileName is the name of the STT_FILE symbol before s, which may be "";
+// ok is false when there is none.
+func (t *bfdSymtab) fileName(s *bfdSym) (name string, ok bool) {
 	if s.file < 0 {
-		return ""
+		return "", false
 	}
-	return t.tab.plainName(int(s.file))
+	return t.tab.plainName(int(s.file)), true
+}
+
+// aarch64Special tells BFD's AArch64 special symbol names
+// (bfd_is_aarch64_special_symbol_name with any type): the mapping symbols
+// $x and $d and the tag symbols $m, $f and $p, alone or with a "."
+// suffix. Binutils 2.40, bfd/cpu-aarch64.c and bfd/elfnn-aarch64.c, which
+// Debian 12's binutils-aarch64-linux-gnu is built from.
+func aarch64Special(name []byte) bool {
+	if len(name) < 2 || name[0] != '$' {
+		return false
+	}
+	switch name[1] {
+	case 'x', 'd', 'm', 'f', 'p':
+		return len(name) == 2 || name[2] == '.'
+	}
+	return false
 }
 
 func buildBFDSymtab(tab *symTab) bfdSymtab {
@@ -228,10 +250,11 @@ func buildBFDSymtab(tab *symTab) bfdSymtab {
 		s := tab.at(i)
 		typ := elf.ST_TYPE(s.info)
 		if typ == elf.STT_FILE {
-			file = -1
-			if len(tab.nameBytes(s.name)) > 0 {
-				file = int32(i)
-			}
+			// Named or not (the linker adds one without a name before its
+			// own local symbols): BFD takes every STT_FILE for a file
+			// (elf_slurp_symbol_table), and addr2line prints an empty
+			// name as "", not "??".
+			file = int32(i)
 			if seenSymbol {
 				fileAfterSymbol = true
 			}
@@ -246,6 +269,14 @@ func buildBFDSymtab(tab *symTab) bfdSymtab {
 		// Hidden, local, untyped, zero-sized symbols are annobin markers,
 		// which BFD does not take for functions.
 		if s.size == 0 && local && typ == elf.STT_NOTYPE && elf.ST_VISIBILITY(s.other) == elf.STV_HIDDEN {
+			continue
+		}
+		// AArch64's back end takes only untyped and function symbols (not
+		// even GNU ifuncs), and no local mapping symbol: $x marks where
+		// code starts, often a function's first instruction, and would
+		// name the function "$x" (elfNN_aarch64_maybe_function_sym).
+		if tab.machine == elf.EM_AARCH64 &&
+			(typ != elf.STT_NOTYPE && typ != elf.STT_FUNC || local && aarch64Special(tab.nameBytes(s.name))) {
 			continue
 		}
 		size := s.size

@@ -367,7 +367,7 @@ func loadDump(ctx context.Context, file string, sym heapprof.Symbolizer, parsed 
 // symbolized. What the prefetch has not started by now, Symbolize does
 // itself.
 func symbolize(ctx context.Context, file string, p *profile.Profile, sym heapprof.Symbolizer) error {
-	if p.HasFunctions() {
+	if heapprof.Symbolized(p) {
 		return nil
 	}
 	if err := sym.Symbolize(ctx, p); err != nil {

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// aarch64Jemalloc is jemalloc built for aarch64 with its heap profiler
+// (testdata/aarch64/jemalloc.sh; Debian ships none).
+func aarch64Jemalloc(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("HEAPPROXY_JEMALLOC_AARCH64")
+	if dir == "" {
+		dir = "/opt/heapproxy-ci/jemalloc-aarch64"
+	}
+	if _, err := os.Stat(filepath.Join(dir, "lib", "libjemalloc.so.2")); err != nil {
+		t.Fatalf("no jemalloc with the profiler for aarch64 in %s: run testdata/aarch64/jemalloc.sh (.ci/run does): %v", dir, err)
+	}
+	return dir
+}
+
+// TestRenderAArch64MatchesJeprof profiles AArch64 programs, run under
+// qemu-user with jemalloc's profiler, and compares heapproxy dot and text
+// with jeprof's, which reads them with Debian's aarch64 binutils
+// (JEPROF_TOOLS). Under qemu-user 7.2 the dump's MAPPED_LIBRARIES is the
+// host's view of the emulator (the guest's code mapped readable, not
+// executable), so neither tool can place the libraries: the programs are
+// built without PIE, and both name their addresses from the program,
+// unrelocated (jeprof's catch-all), the libraries' as bare addresses.
+// Before heapproxy knew BFD's AArch64 rules, "$x", a mapping symbol,
+// named main and most of the graph; before heapprof.Symbolized, a dump
+// whose mappings hold none of its addresses was not symbolized at all.
+func TestRenderAArch64MatchesJeprof(t *testing.T) {
+	je := aarch64Jemalloc(t)
+	progs, err := filepath.Abs("../../testdata/progs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, src, compiler string
+		flags               []string
+	}{
+		{"templates", "templates.cc", "aarch64-linux-gnu-g++", []string{"-g", "-O2"}},
+		{"inline", "inline.cc", "aarch64-linux-gnu-g++", []string{"-g", "-O2"}},
+		// -O0, as heapprof's tests build it: at -O2 gcc drops mallocs
+		// whose blocks are never read.
+		{"shallow", "shallow.c", "aarch64-linux-gnu-gcc", []string{"-g", "-O0"}},
+		// No DWARF: every name comes from the symbol table, where
+		// nm and addr2line leave the mapping symbols out.
+		{"templates-symtab", "templates.cc", "aarch64-linux-gnu-g++", []string{"-g0", "-O2"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			dir := t.TempDir()
+			bin := filepath.Join(dir, strings.TrimSuffix(c.src, filepath.Ext(c.src)))
+			args := append(append([]string(nil), c.flags...), "-fno-pie", "-no-pie",
+				"-I", filepath.Join(je, "include"), "-I", progs, "-o", bin, filepath.Join(progs, c.src),
+				filepath.Join(je, "lib", "libjemalloc.so.2"), "-Wl,-rpath,"+filepath.Join(je, "lib"),
+				"-Wl,-rpath-link,/usr/lib/aarch64-linux-gnu")
+			build := exec.CommandContext(ctx, c.compiler, args...)
+			if out, err := build.CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v\n%s", c.compiler, err, out)
+			}
+			heap := filepath.Join(dir, "0.heap")
+			prof := exec.CommandContext(ctx, "qemu-aarch64", bin, heap)
+			prof.Env = append(os.Environ(), "MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:10")
+			if out, err := prof.CombinedOutput(); err != nil {
+				t.Fatalf("qemu-aarch64 %s: %v\n%s", bin, err, out)
+			}
+			jeprofArm := func(args ...string) string {
+				cmd := exec.CommandContext(ctx, "jeprof", args...)
+				cmd.Env = append(os.Environ(), "JEPROF_TOOLS=/usr/bin/aarch64-linux-gnu-")
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("jeprof %s: %v", strings.Join(args, " "), err)
+				}
+				return string(out)
+			}
+			got := runRender(t, "dot", bin, heap)
+			if want := jeprofArm("--dot", bin, heap); !sameDOT(got, want) {
+				t.Fatalf("heapproxy dot differs from jeprof --dot\n--- heapproxy\n%s\n--- jeprof\n%s", got, want)
+			}
+			if !strings.Contains(got, `label="main\n`) || strings.Contains(got, "$x") {
+				t.Errorf("the graph should name main, and no mapping symbol:\n%s", got)
+			}
+			if got, want := runRender(t, "text", bin, heap), jeprofArm("--text", bin, heap); got != want {
+				t.Fatalf("heapproxy text differs from jeprof --text\n--- heapproxy\n%s\n--- jeprof\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestRenderWithoutMappedLibraries: a jemalloc dump whose
+// MAPPED_LIBRARIES section is empty (jemalloc could not read the
+// process's maps) is named like jeprof names it, every address from the
+// program unrelocated, instead of passing for symbolized.
+func TestRenderWithoutMappedLibraries(t *testing.T) {
+	bin, heaps := buildProfiledNoPIE(t, "templates.cc", "g++")
+	data, err := os.ReadFile(heaps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(data), "\nMAPPED_LIBRARIES:\n")
+	if i < 0 {
+		t.Fatalf("%s has no MAPPED_LIBRARIES section", heaps[0])
+	}
+	heap := filepath.Join(t.TempDir(), "nomaps.heap")
+	if err := os.WriteFile(heap, append(data[:i:i], "\nMAPPED_LIBRARIES:\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := runRender(t, "dot", bin, heap)
+	if want := jeprof(t, "--dot", bin, heap); !sameDOT(got, want) {
+		t.Fatalf("heapproxy dot differs from jeprof --dot\n--- heapproxy\n%s\n--- jeprof\n%s", got, want)
+	}
+	if !strings.Contains(got, `label="main\n`) {
+		t.Errorf("the graph should name main:\n%s", got)
+	}
+	if got, want := runRender(t, "text", bin, heap), jeprof(t, "--text", bin, heap); got != want {
+		t.Fatalf("heapproxy text differs from jeprof --text\n--- heapproxy\n%s\n--- jeprof\n%s", got, want)
+	}
+}
