@@ -27,7 +27,13 @@ func startBinaryAddrs(t *testing.T, n int, args ...string) (map[string]string, *
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, args...)
+	return startAddrs(t, n, exec.Command(bin, args...))
+}
+
+// startAddrs starts cmd, a heapproxy server, and returns the addresses of
+// its first n listening log lines by message.
+func startAddrs(t *testing.T, n int, cmd *exec.Cmd) (map[string]string, *exec.Cmd) {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
