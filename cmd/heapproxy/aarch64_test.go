@@ -26,17 +26,22 @@ func aarch64Jemalloc(t *testing.T) string {
 	return dir
 }
 
-// TestRenderAArch64MatchesJeprof profiles AArch64 programs, run under
-// qemu-user with jemalloc's profiler, and compares heapproxy dot and text
-// with jeprof's, which reads them with Debian's aarch64 binutils
-// (JEPROF_TOOLS). Under qemu-user 7.2 the dump's MAPPED_LIBRARIES is the
-// host's view of the emulator (the guest's code mapped readable, not
-// executable), so neither tool can place the libraries: the programs are
-// built without PIE, and both name their addresses from the program,
-// unrelocated (jeprof's catch-all), the libraries' as bare addresses.
-// Before heapproxy knew BFD's AArch64 rules, "$x", a mapping symbol,
-// named main and most of the graph; before heapprof.Symbolized, a dump
-// whose mappings hold none of its addresses was not symbolized at all.
+// qemuGuestMaps runs qemu-aarch64 "$1" "$2" so that jemalloc writes the
+// guest's memory map into its dump, as on an AArch64 kernel. jemalloc 5.3
+// reads /proc/<pid>/task/<pid>/maps, falling back to /proc/<pid>/maps
+// (src/prof_sys.c); qemu-user 7.2 answers only the latter for the guest
+// and passes the former to the host, whose map of the emulator shows the
+// guest's code as not executable and the emulator's own x86-64
+// libraries. So, in a mount namespace of its own, an empty tmpfs hides
+// the task directory of the shell that execs qemu (same pid).
+const qemuGuestMaps = `mount -t tmpfs none /proc/$$/task && exec qemu-aarch64 "$1" "$2"`
+
+// TestRenderAArch64MatchesJeprof profiles AArch64 programs (PIE, with
+// shared libraries: jemalloc with DWARF, libstdc++, libc with its debug
+// file), run under qemu-user with jemalloc's profiler, and compares
+// heapproxy dot and text with jeprof's, which reads them with Debian's
+// aarch64 binutils (JEPROF_TOOLS). Before heapproxy knew BFD's AArch64
+// rules, "$x", a mapping symbol, named main and most of the graph.
 func TestRenderAArch64MatchesJeprof(t *testing.T) {
 	je := aarch64Jemalloc(t)
 	progs, err := filepath.Abs("../../testdata/progs")
@@ -61,7 +66,7 @@ func TestRenderAArch64MatchesJeprof(t *testing.T) {
 			defer cancel()
 			dir := t.TempDir()
 			bin := filepath.Join(dir, strings.TrimSuffix(c.src, filepath.Ext(c.src)))
-			args := append(append([]string(nil), c.flags...), "-fno-pie", "-no-pie",
+			args := append(append([]string(nil), c.flags...),
 				"-I", filepath.Join(je, "include"), "-I", progs, "-o", bin, filepath.Join(progs, c.src),
 				filepath.Join(je, "lib", "libjemalloc.so.2"), "-Wl,-rpath,"+filepath.Join(je, "lib"),
 				"-Wl,-rpath-link,/usr/lib/aarch64-linux-gnu")
@@ -70,10 +75,17 @@ func TestRenderAArch64MatchesJeprof(t *testing.T) {
 				t.Fatalf("%s: %v\n%s", c.compiler, err, out)
 			}
 			heap := filepath.Join(dir, "0.heap")
-			prof := exec.CommandContext(ctx, "qemu-aarch64", bin, heap)
+			prof := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "sh", "-c",
+				qemuGuestMaps, "sh", bin, heap)
 			prof.Env = append(os.Environ(), "MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:10")
 			if out, err := prof.CombinedOutput(); err != nil {
 				t.Fatalf("qemu-aarch64 %s: %v\n%s", bin, err, out)
+			}
+			// The guest's map, as an AArch64 kernel writes it: the program's
+			// code executable, no x86-64 library of the emulator.
+			if data, err := os.ReadFile(heap); err != nil || !strings.Contains(string(data), " r-xp 00000000 ") ||
+				strings.Contains(string(data), "x86_64-linux-gnu") {
+				t.Fatalf("%s: want the guest's maps in MAPPED_LIBRARIES (%v):\n%s", heap, err, data)
 			}
 			jeprofArm := func(args ...string) string {
 				cmd := exec.CommandContext(ctx, "jeprof", args...)
@@ -88,8 +100,8 @@ func TestRenderAArch64MatchesJeprof(t *testing.T) {
 			if want := jeprofArm("--dot", bin, heap); !sameDOT(got, want) {
 				t.Fatalf("heapproxy dot differs from jeprof --dot\n--- heapproxy\n%s\n--- jeprof\n%s", got, want)
 			}
-			if !strings.Contains(got, `label="main\n`) || strings.Contains(got, "$x") {
-				t.Errorf("the graph should name main, and no mapping symbol:\n%s", got)
+			if !strings.Contains(got, `label="main\n`) || strings.Contains(got, "$x") || strings.Contains(got, `label="0x`) {
+				t.Errorf("the graph should name main and every frame, and no mapping symbol:\n%s", got)
 			}
 			if got, want := runRender(t, "text", bin, heap), jeprofArm("--text", bin, heap); got != want {
 				t.Fatalf("heapproxy text differs from jeprof --text\n--- heapproxy\n%s\n--- jeprof\n%s", got, want)
