@@ -34,12 +34,12 @@ func mariadbDumps(t *testing.T) []string {
 	// This machine's own: with arm64 packages installed too (.ci/run),
 	// /usr/lib/*/ also holds aarch64-linux-gnu's, which ld.so would skip.
 	multiarch := map[string]string{"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}[runtime.GOARCH]
-	libs := []string{filepath.Join("/usr/lib", multiarch, "libjemalloc.so.2")}
-	if _, err := os.Stat(libs[0]); multiarch == "" || err != nil {
-		t.Fatalf("Debian's libjemalloc2 for %s (%s) is not installed", runtime.GOARCH, libs[0])
+	lib := filepath.Join("/usr/lib", multiarch, "libjemalloc.so.2")
+	if _, err := os.Stat(lib); multiarch == "" || err != nil {
+		t.Fatalf("Debian's libjemalloc2 for %s (%s) is not installed", runtime.GOARCH, lib)
 	}
 	prefix := filepath.Join(t.TempDir(), "jeprof")
-	srv, err := mariadbtest.Start(mariadbtest.Options{Env: []string{"LD_PRELOAD=" + libs[0],
+	srv, err := mariadbtest.Start(mariadbtest.Options{Env: []string{"LD_PRELOAD=" + lib,
 		"MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:14,lg_prof_interval:22,prof_prefix:" + prefix}})
 	if err != nil {
 		t.Fatal(err)

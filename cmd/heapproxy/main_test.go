@@ -64,6 +64,16 @@ func startAddrs(t *testing.T, n int, cmd *exec.Cmd) (map[string]string, *exec.Cm
 	return addrs, cmd
 }
 
+// graphvizAccepts renders a DOT graph with Graphviz's dot -Tsvg.
+func graphvizAccepts(t *testing.T, graph string) {
+	t.Helper()
+	dot := exec.Command("dot", "-Tsvg")
+	dot.Stdin = strings.NewReader(graph)
+	if svg, err := dot.Output(); err != nil || !bytes.Contains(svg, []byte("<svg")) {
+		t.Fatalf("dot -Tsvg: %v", err)
+	}
+}
+
 // The README's first command: heapproxy on the embedded default answers
 // ADMIN EXECUTE on its built-in node with a DOT graph Graphviz accepts, and
 // SIGTERM stops it cleanly.
@@ -86,12 +96,7 @@ func TestEmbeddedDefaultDumpDOT(t *testing.T) {
 	if err != nil || !strings.HasPrefix(out, "digraph \"heapproxy-node-1; ") || !strings.Contains(out, `\lTotal MB: `) {
 		t.Fatalf("dump_dot_snapshot: %v\n%s", err, out)
 	}
-	dot := exec.Command("dot", "-Tsvg")
-	dot.Stdin = strings.NewReader(out)
-	svg, err := dot.Output()
-	if err != nil || !bytes.Contains(svg, []byte("<svg")) {
-		t.Fatalf("dot -Tsvg: %v", err)
-	}
+	graphvizAccepts(t, out)
 	// The dump is a snapshot the HTTP view lists; /metrics counted it.
 	get := func(path string) string {
 		resp, err := http.Get("http://" + addrs["http listening"] + path)

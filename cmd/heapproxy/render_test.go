@@ -11,22 +11,10 @@ import (
 	"testing"
 )
 
-// buildProfiled compiles a testdata/progs program against jemalloc and runs
-// it with profiling on; it returns the binary and the dumps it wrote.
-func buildProfiled(t *testing.T, src, compiler string, dumps int) (string, []string) {
-	t.Helper()
-	return buildProfiledFlags(t, src, compiler, dumps)
-}
-
-// buildProfiledNoPIE is buildProfiled of a program built without PIE, whose
-// addresses are its own: what jeprof names from the program when the
-// dump's mappings do not place it.
-func buildProfiledNoPIE(t *testing.T, src, compiler string) (string, []string) {
-	t.Helper()
-	return buildProfiledFlags(t, src, compiler, 1, "-fno-pie", "-no-pie")
-}
-
-func buildProfiledFlags(t *testing.T, src, compiler string, dumps int, flags ...string) (string, []string) {
+// buildProfiled compiles a testdata/progs program against jemalloc (-g -O2,
+// then flags) and runs it with profiling on; it returns the binary and the
+// dumps it wrote.
+func buildProfiled(t *testing.T, src, compiler string, dumps int, flags ...string) (string, []string) {
 	t.Helper()
 	dir := t.TempDir()
 	progs, _ := filepath.Abs("../../testdata/progs")
@@ -59,11 +47,35 @@ func runRender(t *testing.T, args ...string) string {
 
 func jeprof(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := exec.Command("jeprof", args...).Output()
+	return jeprofEnv(t, nil, args...)
+}
+
+// jeprofEnv runs jeprof with env added to its environment (JEPROF_TOOLS).
+func jeprofEnv(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("jeprof", args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("jeprof %s: %v", strings.Join(args, " "), err)
 	}
 	return string(out)
+}
+
+// renderMatchesJeprof checks that heapproxy dot and text on args print what
+// jeprof --dot and --text print (jeprof run with env added), and returns
+// the DOT.
+func renderMatchesJeprof(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	got := runRender(t, append([]string{"dot"}, args...)...)
+	if want := jeprofEnv(t, env, append([]string{"--dot"}, args...)...); !sameDOT(got, want) {
+		t.Fatalf("heapproxy dot differs from jeprof --dot\n--- heapproxy\n%s\n--- jeprof\n%s", got, want)
+	}
+	text := runRender(t, append([]string{"text"}, args...)...)
+	if want := jeprofEnv(t, env, append([]string{"--text"}, args...)...); text != want {
+		t.Fatalf("heapproxy text differs from jeprof --text\n--- heapproxy\n%s\n--- jeprof\n%s", text, want)
+	}
+	return got
 }
 
 // sameDOT compares two DOT graphs: every line equal, except that edges of
@@ -98,16 +110,7 @@ func TestRenderMatchesJeprof(t *testing.T) {
 		{"nodecount", []string{"--nodecount", "5", bin, heaps[0]}},
 		{"base", []string{"--base", gheaps[0], gbin, gheaps[1]}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			got := runRender(t, append([]string{"dot"}, c.args...)...)
-			want := jeprof(t, append([]string{"--dot"}, c.args...)...)
-			if !sameDOT(got, want) {
-				t.Fatalf("heapproxy dot differs from jeprof --dot\n--- heapproxy\n%s\n--- jeprof\n%s", got, want)
-			}
-			if got, want := runRender(t, append([]string{"text"}, c.args...)...), jeprof(t, append([]string{"--text"}, c.args...)...); got != want {
-				t.Fatalf("heapproxy text differs from jeprof --text\n--- heapproxy\n%s\n--- jeprof\n%s", got, want)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { renderMatchesJeprof(t, nil, c.args...) })
 	}
 	var out bytes.Buffer
 	if err := render("dot", []string{bin}, &out); err == nil {
