@@ -4,7 +4,10 @@ import (
 	"context"
 	gosql "database/sql"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -143,7 +146,7 @@ func refConn(t *testing.T) refSession {
 	}
 	t.Cleanup(func() {
 		// Leave the pooled connection as it was found.
-		conn.ExecContext(context.Background(), "SET @n = NULL, SQL_SELECT_LIMIT = DEFAULT, time_zone = '+00:00'")
+		conn.ExecContext(context.Background(), "SET @n = NULL, @fresh_var = NULL, @k = NULL, @p = NULL, @q = NULL, SQL_SELECT_LIMIT = DEFAULT, time_zone = '+00:00'")
 		conn.Close()
 	})
 	return refSession{conn: conn}
@@ -171,7 +174,12 @@ func TestBIStatementsMatchMariaDB(t *testing.T) {
 		{"prepare", "PREPARE s FROM 'SELECT id FROM heapprof.snapshots WHERE node_id = ? ORDER BY id'", false, false},
 		{"execute using", "EXECUTE s USING @n", false, true},
 		{"deallocate", "DEALLOCATE PREPARE s", false, false},
-		{"assignment in expression", "SELECT @n := 1", true, false},
+		{"assignment in expression", "SELECT @n := 1", false, true},
+		{"assignment read in the row", "SELECT @n, @n := @n + 1 AS k, @n * 10 AS m", false, false},
+		{"assignment declares", "SELECT @fresh_var := 5 AS a, @fresh_var + 1 AS b, CAST(@fresh_var AS CHAR) AS c", false, false},
+		{"assignment per row", "SELECT id, @n := @n + 1 AS rn FROM heapprof.snapshots ORDER BY id", false, false},
+		{"assignment in function", "SELECT IF(node_id > 0, @k := node_id, @k := -1) AS a, @k AS b FROM heapprof.snapshots ORDER BY id LIMIT 3", false, false},
+		{"assignment nested", "SELECT @p := @q := 7 AS a, @p + @q AS b", false, false},
 		// 2. session variables clients and tools set
 		{"sql_quote_show_create", "SET sql_quote_show_create = 1", false, false},
 		{"session_track_system_variables", "SET session_track_system_variables = 'autocommit'", false, false},
@@ -335,4 +343,32 @@ func TestReportedVariablesMatchMariaDB(t *testing.T) {
 			t.Errorf("rows %q, want NULL", a.rows)
 		}
 	})
+}
+
+// MariaDB Connector/ODBC's catalog statements (3.1.15, as it sent them to
+// heapproxy, captured under testdata/odbc/): SQLColumns and
+// SQLSpecialColumns assign @dt, @ColSize and @tol inside the select list
+// and read them back in the same row; SQLGetTypeInfo is a UNION of 43
+// literal rows, which the engine's planner took exponential time on. Each
+// answers MariaDB's columns, types and rows, twice in a row (the
+// variables then exist, with the types the first run gave them). Values
+// only: the driver replaces the result's column types with ODBC's own
+// (MADB_FixColumnDataTypes after each catalog statement, ma_catalog.c),
+// so the server's never reach a program.
+func TestODBCCatalogStatementsMatchMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	r := refConn(t)
+	t.Cleanup(func() { r.conn.ExecContext(context.Background(), "SET @dt = NULL, @ColSize = NULL, @tol = NULL") })
+	for _, name := range []string{"columns", "specialcolumns", "gettypeinfo"} {
+		q, err := os.ReadFile(filepath.Join("testdata", "odbc", name+".sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for run := 1; run <= 2; run++ {
+			t.Run(fmt.Sprintf("%s/%d", name, run), func(t *testing.T) {
+				matchMariaDB(t, ctx, e, s, r, strings.TrimSpace(string(q)), false, false)
+			})
+		}
+	}
 }

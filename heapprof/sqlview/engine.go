@@ -369,7 +369,9 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 		return nil, ast.ErrEmpty
 	}
 	if err != nil {
-		if stmt, err = e.reparse(query, toError(sql.ErrSyntaxError.New(err.Error()))); err != nil {
+		// query becomes the text stmt was parsed from: notNames reads
+		// positions in it.
+		if stmt, query, err = e.reparse(query, toError(sql.ErrSyntaxError.New(err.Error()))); err != nil {
 			return nil, err
 		}
 	}
@@ -392,6 +394,9 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 		return nil, err
 	}
 	notNames(query, stmt)
+	if err := e.lineUpUnions(sctx, stmt); err != nil {
+		return nil, err
+	}
 	noteExplicitLiterals(sctx, stmt)
 	addHavingAggregates(stmt)
 	noteFirstTable(sctx, stmt)

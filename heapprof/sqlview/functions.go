@@ -16,8 +16,12 @@ import (
 // registry is touched.
 
 // Function implements sql.FunctionProvider.
-func (p *provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
+func (p *provider) Function(ctx *sql.Context, name string) (sql.Function, bool) {
 	switch strings.ToLower(name) {
+	case setUserVarFunc:
+		return sql.FunctionN{Name: setUserVarFunc, Fn: func(args ...sql.Expression) (sql.Expression, error) {
+			return newSetUserVar(ctx, args...)
+		}}, true
 	case "makedate":
 		return sql.Function2{Name: "makedate", Fn: func(y, d sql.Expression) sql.Expression {
 			return &fnExpr{name: "MAKEDATE", args: []sql.Expression{y, d}, typ: types.Date, eval: makedate}

@@ -170,13 +170,18 @@ func resolveRef(e sql.Expression, child sql.Node) (sql.Expression, sql.Node) {
 	return nil, nil
 }
 
+// unalias is the expression an alias names; an assignment @v := x is
+// typed by x (MariaDB's Item_func_set_user_var takes its argument's).
 func unalias(e sql.Expression) sql.Expression {
 	for {
-		a, ok := e.(*expression.Alias)
-		if !ok {
+		switch x := e.(type) {
+		case *expression.Alias:
+			e = x.Child
+		case *setUserVar:
+			e = x.value
+		default:
 			return e
 		}
-		e = a.Child
 	}
 }
 
@@ -235,6 +240,9 @@ func findColumn(n sql.Node, id sql.ColumnId) (sql.Expression, sql.Node) {
 // materializes the result in a temporary table, which stores strings of
 // more than 512 characters as BLOB/TEXT columns.
 func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
+	if v, ok := e.(*setUserVar); ok {
+		e = unalias(v)
+	}
 	t := e.Type()
 	switch {
 	case types.IsText(t):

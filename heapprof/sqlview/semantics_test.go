@@ -381,8 +381,6 @@ func TestUnsupportedSaysWhatToWrite(t *testing.T) {
 		// last statement's rows count); empty: the message only.
 		instead []string
 	}{
-		{"SELECT @n := 1", []string{"@var := value", "SET @var = value"}, []string{"SET @n = 1", "SELECT @n"}},
-		{"SELECT id, @c := @c + 1 FROM heapprof.snapshots", []string{"@var := value", "SET @var = value"}, nil},
 		{"SELECT node_id, COUNT(*) FROM heapprof.snapshots GROUP BY node_id WITH ROLLUP", []string{"WITH ROLLUP", "UNION ALL"},
 			[]string{"SELECT * FROM (SELECT node_id, COUNT(*) FROM heapprof.snapshots GROUP BY node_id UNION ALL SELECT NULL, COUNT(*) FROM heapprof.snapshots) t ORDER BY node_id IS NULL, node_id"}},
 		{"SELECT node_kind, node_id, SUM(total_bytes) FROM heapprof.snapshots GROUP BY node_kind, node_id WITH ROLLUP", []string{"WITH ROLLUP", "UNION ALL"}, nil},

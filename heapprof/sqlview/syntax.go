@@ -114,27 +114,30 @@ func errUnsupported(what string) *Error {
 }
 
 // reparse is the second look at a statement the parser rejected with
-// parseErr: a parse tree for what MySQL means, a 1235 for what the engine
-// cannot do, else parseErr.
-func (e *Engine) reparse(query string, parseErr error) (ast.Statement, error) {
+// parseErr: a parse tree for what MySQL means and the text it was parsed
+// from, a 1235 for what the engine cannot do, else parseErr.
+func (e *Engine) reparse(query string, parseErr error) (ast.Statement, string, error) {
+	if rewritten, ok := rewriteAssignments(query); ok {
+		if st, err := ast.Parse(rewritten); err == nil {
+			return st, rewritten, nil
+		}
+		query = rewritten // perhaps also a form below
+	}
 	toks := tokens(query)
 	if st := describeColumns(toks); st != nil {
-		return st, nil
+		return st, query, nil
 	}
 	if quoted, ok := quoteQualifiedKeywords(query, toks); ok {
 		if st, err := ast.Parse(quoted); err == nil {
-			return st, nil
+			return st, quoted, nil
 		}
 	}
 	for i, t := range toks {
-		switch {
-		case t.kind == '=' && t.text == ":=":
-			return nil, errUnsupported("assigning a user variable inside an expression (@var := value); assign it with SET @var = value first")
-		case t.is("WITH") && i+1 < len(toks) && toks[i+1].is("ROLLUP"):
-			return nil, errUnsupported("GROUP BY ... WITH ROLLUP; run the totals as a second query (or a UNION ALL of the grouped and the total rows)")
+		if t.is("WITH") && i+1 < len(toks) && toks[i+1].is("ROLLUP") {
+			return nil, "", errUnsupported("GROUP BY ... WITH ROLLUP; run the totals as a second query (or a UNION ALL of the grouped and the total rows)")
 		}
 	}
-	return nil, parseErr
+	return nil, "", parseErr
 }
 
 // describeColumns reads MySQL's DESCRIBE/DESC/EXPLAIN table column_or_wild

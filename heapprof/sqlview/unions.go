@@ -1,0 +1,238 @@
+package sqlview
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/planbuilder"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// UNION chains, planned in linear time.
+//
+// go-mysql-server v0.20.0 plans A UNION B UNION C ... left-deep: each
+// UNION whose two sides differ in a column's type puts a projection over
+// its left side that converts, and a projection's schema asks its child's
+// schema once per unconverted column, uncached (plan.Project.Schema and
+// findDefault; upstream caches it since f9276850c, August 2025, a version
+// the module proxy does not serve). Planning therefore takes about k^d
+// steps for d such levels of k columns: MariaDB Connector/ODBC's
+// SQLGetTypeInfo, a UNION of 43 literal rows, never finished, and no
+// timeout or KILL reaches a statement still being planned.
+//
+// lineUpUnions gives every SELECT of a chain its column types after the
+// chain's conversions up front, as CAST(x AS t) with the conversion the
+// planner would have chosen (expression.GetConvertToType folded over the
+// SELECTs in order, as mergeSetOpSchemas applies it). With equal types on
+// both sides no UNION needs a projection, and the answer is the one
+// MariaDB gives, which types a UNION's columns from all its SELECTs at
+// once. A chain it cannot line up (a SELECT that is not planned alone: a
+// ? marker, a column of an outer query; one with GROUP BY, HAVING, ORDER
+// BY, LIMIT, DISTINCT, windows or *, where a CAST would change what the
+// SELECT computes) is planned as written if the planner's steps, counted
+// from the SELECTs' types, stay small, and refused with ERROR 1235
+// otherwise.
+
+// unionStepLimit bounds the projection schemas a chain that cannot be
+// lined up may make the planner build (about a second of planning).
+const unionStepLimit = 200_000
+
+// unionGuessLevels is how many UNIONs of SELECTs whose types are unknown
+// are planned as written.
+const unionGuessLevels = 6
+
+// lineUpUnions rewrites every UNION/INTERSECT/EXCEPT chain of stmt, the
+// innermost first (an outer chain's SELECTs are planned alone to learn
+// their types, and that planning meets the inner chains).
+func (e *Engine) lineUpUnions(sctx *sql.Context, stmt ast.Statement) error {
+	var chains []*ast.SetOp
+	inner := map[*ast.SetOp]bool{}
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		op, ok := node.(*ast.SetOp)
+		if !ok {
+			return true, nil
+		}
+		if l, ok := op.Left.(*ast.SetOp); ok {
+			inner[l] = true
+		}
+		if !inner[op] {
+			chains = append(chains, op)
+		}
+		return true, nil
+	}, stmt)
+	for i := len(chains) - 1; i >= 0; i-- {
+		if err := e.lineUpChain(sctx, chains[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chainSelects lists a left-deep chain's SELECTs, leftmost first.
+func chainSelects(op *ast.SetOp) []ast.SelectStatement {
+	var right []ast.SelectStatement
+	var left ast.SelectStatement = op
+	for {
+		o, ok := left.(*ast.SetOp)
+		if !ok {
+			break
+		}
+		right = append(right, o.Right)
+		left = o.Left
+	}
+	out := []ast.SelectStatement{left}
+	for i := len(right) - 1; i >= 0; i-- {
+		out = append(out, right[i])
+	}
+	return out
+}
+
+func (e *Engine) lineUpChain(sctx *sql.Context, op *ast.SetOp) error {
+	selects := chainSelects(op)
+	levels := len(selects) - 1
+	if levels < 2 {
+		return nil // one projection at most: nothing to multiply
+	}
+	schemas := make([]sql.Schema, len(selects))
+	for i, s := range selects {
+		sch, ok := e.selectSchema(sctx, s)
+		if !ok {
+			if levels > unionGuessLevels {
+				return errUnsupported(fmt.Sprintf("a chain of %d UNION/INTERSECT/EXCEPT whose SELECT %d cannot be planned alone "+
+					"(a ? marker or a column of an outer query): its planning time grows exponentially with the chain; "+
+					"split it into at most %d", levels, i+1, unionGuessLevels))
+			}
+			return nil
+		}
+		if i > 0 && len(sch) != len(schemas[0]) {
+			return nil // the planner's own error
+		}
+		schemas[i] = sch
+	}
+	targets, steps := unionConversions(schemas)
+	if targets == nil {
+		return nil
+	}
+	var fixed []*ast.Select
+	for _, s := range selects {
+		sel := plainSelect(s)
+		if sel == nil {
+			if steps > unionStepLimit {
+				return errUnsupported(fmt.Sprintf("a chain of %d UNION/INTERSECT/EXCEPT whose SELECTs differ in column types, "+
+					"one of them with GROUP BY, HAVING, ORDER BY, LIMIT, DISTINCT, a window or *: its planning time grows "+
+					"exponentially with the chain; give every SELECT the same column types (CAST) or split the chain", levels))
+			}
+			return nil
+		}
+		fixed = append(fixed, sel)
+	}
+	for i, sel := range fixed {
+		for c, expr := range sel.SelectExprs {
+			if targets[c] == "" {
+				continue
+			}
+			ae := expr.(*ast.AliasedExpr)
+			name := ae.As
+			if name.IsEmpty() {
+				name = ast.NewColIdent(schemas[i][c].Name)
+			}
+			sel.SelectExprs[c] = &ast.AliasedExpr{Expr: &ast.ConvertExpr{Expr: ae.Expr,
+				Type: &ast.ConvertType{Type: targets[c]}}, As: name}
+		}
+	}
+	return nil
+}
+
+// selectSchema is the schema of one SELECT of a chain, planned alone.
+func (e *Engine) selectSchema(sctx *sql.Context, s ast.SelectStatement) (sch sql.Schema, ok bool) {
+	hasMarker := false
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		if v, ok := node.(*ast.SQLVal); ok && v.Type == ast.ValArg {
+			hasMarker = true
+			return false, nil
+		}
+		return true, nil
+	}, s)
+	if hasMarker {
+		return nil, false
+	}
+	b := planbuilder.New(sctx, e.gms.Analyzer.Catalog, e.gms.EventScheduler, e.gms.Parser)
+	node, _, err := b.BindOnly(s, ast.String(s), nil)
+	if err != nil || node == nil {
+		return nil, false
+	}
+	return node.Schema(), true
+}
+
+// plainSelect is s when a CAST of its select expressions changes nothing
+// but their types: no *, no aggregation, ordering, DISTINCT or windows
+// that would see the converted values.
+func plainSelect(s ast.SelectStatement) *ast.Select {
+	if p, ok := s.(*ast.ParenSelect); ok {
+		s = p.Select
+	}
+	sel, ok := s.(*ast.Select)
+	if !ok || len(sel.GroupBy) > 0 || sel.Having != nil || len(sel.OrderBy) > 0 || sel.Limit != nil ||
+		sel.QueryOpts.Distinct || len(sel.Window) > 0 || sel.Into != nil {
+		return nil
+	}
+	for _, expr := range sel.SelectExprs {
+		ae, ok := expr.(*ast.AliasedExpr)
+		if !ok {
+			return nil
+		}
+		windowed := false
+		_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+			if f, ok := node.(*ast.FuncExpr); ok && f.Over != nil {
+				windowed = true
+			}
+			return !windowed, nil
+		}, ae.Expr)
+		if windowed {
+			return nil
+		}
+	}
+	return sel
+}
+
+// unionConversions folds the planner's conversions over a chain's
+// schemas: for each column, the CAST target its SELECTs end up converted
+// to ("" when no UNION converts it; targets nil when none does), and the
+// number of projection schemas planning the chain as written builds.
+func unionConversions(schemas []sql.Schema) (targets []string, steps int) {
+	cur := make([]sql.Type, len(schemas[0]))
+	for c, col := range schemas[0] {
+		cur[c] = col.Type
+	}
+	targets = make([]string, len(cur))
+	converted := false
+	steps = 1
+	for _, sch := range schemas[1:] {
+		same, differ := 0, false
+		for c, col := range sch {
+			if reflect.DeepEqual(cur[c], col.Type) {
+				same++
+				continue
+			}
+			differ = true
+			to := expression.GetConvertToType(cur[c], col.Type)
+			targets[c] = to
+			// The planner drops a conversion to the type a value has.
+			if t := expression.NewConvertWithLengthAndScale(expression.NewLiteral(nil, cur[c]), to, 0, 0).Type(); !cur[c].Equals(t) {
+				cur[c] = t
+			}
+			converted = true
+		}
+		if differ && same > 1 {
+			// A projection asks its child's schema once per unconverted
+			// column.
+			steps = min(steps*same, unionStepLimit+1)
+		}
+	}
+	if !converted {
+		return nil, steps
+	}
+	return targets, steps
+}

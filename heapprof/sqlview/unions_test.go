@@ -1,0 +1,104 @@
+package sqlview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// UNION chains whose SELECTs differ in column types answer what MariaDB
+// answers (columns, rows; types where both derive them alike), however
+// long: the planner took k^d steps for d UNIONs with k unconverted
+// columns before lineUpUnions (50 literal rows of 8 columns never
+// finished).
+func TestUnionChainsMatchMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	r := refConn(t)
+	literalRows := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteString(" UNION ")
+			}
+			// Lengths, widths and NULLs change from row to row, as in
+			// MariaDB Connector/ODBC's SQLGetTypeInfo.
+			fmt.Fprintf(&b, "SELECT '%s' AS name, %d AS code, %d AS size, %s AS params, %d AS a, %d AS b, 3 AS c, 'x' AS d",
+				strings.Repeat("T", 1+i%7), i-20, 1<<(i%31), map[bool]string{true: "NULL", false: "'len'"}[i%3 == 0], i%2, i%5)
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name, query string
+		types       bool
+	}{
+		{"literal rows", literalRows(50) + " ORDER BY code", false},
+		{"union all", strings.ReplaceAll(literalRows(30), " UNION ", " UNION ALL ") + " ORDER BY code", false},
+		{"table and literals", "SELECT node_id AS v, node_kind AS k FROM heapprof.snapshots UNION SELECT 7, 'seven' UNION SELECT NULL, NULL " +
+			"UNION SELECT 10001, 'greptimedb' UNION SELECT -1, '' ORDER BY v, k", false},
+		{"numbers widen", "SELECT 1 AS n UNION SELECT 300 UNION SELECT 70000 UNION SELECT 5000000000 UNION SELECT -2 ORDER BY n", true},
+		{"in a derived table", "SELECT COUNT(*), SUM(n) FROM (SELECT 1 AS n UNION SELECT 2 UNION SELECT 'x' UNION SELECT NULL UNION SELECT 2) t", false},
+		{"in a subquery", "SELECT id FROM heapprof.snapshots WHERE node_id IN (SELECT 1 UNION SELECT 10001 UNION SELECT '7') ORDER BY id", true},
+		{"distinct after conversion", "SELECT 1 AS v UNION SELECT '1' UNION SELECT 1 UNION SELECT 'a' ORDER BY v", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { matchMariaDB(t, ctx, e, s, r, tt.query, false, tt.types) })
+	}
+}
+
+// A chain lineUpUnions cannot rewrite (a SELECT that a CAST would change:
+// GROUP BY, ORDER BY/LIMIT, DISTINCT; or one with a ? marker) is refused
+// with ERROR 1235 naming what to do when planning it as written would
+// take more than a moment, and planned as written when not.
+func TestUnionChainsTooLongToPlan(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	wide := func(n int, grouped bool) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteString(" UNION ")
+			}
+			// b's literal is a TINYINT, SMALLINT or INT by its width: every
+			// UNION converts b and leaves the seven others as they are.
+			fmt.Fprintf(&b, "SELECT 'x%02d' AS a, %d AS b, 2 AS c, 3 AS d, 4 AS e, 5 AS f, 6 AS g, 7 AS h", i, 1<<(i%3*12))
+			if grouped && i == n/2 {
+				b.WriteString(" FROM heapprof.snapshots GROUP BY node_id")
+			}
+		}
+		return b.String()
+	}
+	t.Run("refused", func(t *testing.T) {
+		_, err := engineAnswer(ctx, e, s, wide(40, true))
+		var ge *Error
+		if !errors.As(err, &ge) || ge.Code != 1235 || !strings.Contains(ge.Message, "CAST") {
+			t.Fatalf("got %v, want ERROR 1235 saying to CAST", err)
+		}
+		// The connection goes on.
+		if _, err := engineAnswer(ctx, e, s, "SELECT 1"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("short enough", func(t *testing.T) {
+		a, err := engineAnswer(ctx, e, s, wide(4, true))
+		if err != nil || len(a.rows) != 4 {
+			t.Fatalf("got %v %v, want 4 rows", a.rows, err)
+		}
+	})
+	t.Run("markers", func(t *testing.T) {
+		q := strings.Replace(wide(12, false), "2 AS c", "? AS c", 1)
+		_, err := e.Prepare(ctx, s, q)
+		var ge *Error
+		if !errors.As(err, &ge) || ge.Code != 1235 || !strings.Contains(ge.Message, "? marker") {
+			t.Fatalf("got %v, want ERROR 1235 naming the marker", err)
+		}
+	})
+	t.Run("lined up", func(t *testing.T) {
+		a, err := engineAnswer(ctx, e, s, wide(40, false))
+		if err != nil || len(a.rows) != 40 {
+			t.Fatalf("got %d rows, %v; want 40", len(a.rows), err)
+		}
+	})
+}
