@@ -33,7 +33,8 @@ import (
 // the same mode, and checks what the driver made of each value (a string
 // must reach the program as a string, not bytes). Then each driver must
 // hand a program the same types from the embedded default as from MariaDB,
-// and a latin1 connection must get its text back. Needs the Debian packages
+// ODBC's catalog functions the same rows (compareCatalogs), and a latin1
+// connection must get its text back. Needs the Debian packages
 // and the npm install .ci/run makes; nothing is fetched at test time.
 
 // driverProbe is one driver's probe program.
@@ -43,7 +44,8 @@ type driverProbe struct {
 	env  []string // more of the probe's environment
 	// How the tool lists columns: "information_schema" (the DATA_TYPE
 	// column), "result" (the metadata of SELECT * ... LIMIT 0) or
-	// "column_info" (Perl DBI: TYPE_NAME, upper case).
+	// "column_info" (Perl DBI's column_info and ODBC's SQLColumns:
+	// TYPE_NAME, upper case).
 	columns string
 	// What a value of each column class becomes, as the probe tags it,
 	// for text queries and for prepared statements (nil: the driver has
@@ -62,6 +64,7 @@ func driverProbes() []driverProbe {
 	// fraction digits an Integer in query() results, a BigDecimal in a
 	// prepared statement's.
 	perl := map[string]string{"text": "string", "int": "int", "float": "float", "float/fixed": "string", "decimal": "string", "datetime": "string"}
+	odbcKinds := map[string]string{"text": "string", "int": "int", "float": "float", "decimal": "decimal", "datetime": "date"}
 	ruby := map[string]string{"text": "string", "int": "int", "float": "float", "decimal": "decimal", "decimal/0": "int", "datetime": "date"}
 	rubyPrepared := map[string]string{"text": "string", "int": "int", "float": "float", "decimal": "decimal", "datetime": "date"}
 	return []driverProbe{
@@ -82,6 +85,10 @@ func driverProbes() []driverProbe {
 			text: perl, prepared: perl},
 		{name: "ruby-mysql2", argv: []string{"ruby", "../testdata/clients/mysql2.rb"}, columns: "result",
 			text: ruby, prepared: rubyPrepared},
+		// pyodbc hands over Python types: Decimal for DECIMAL, datetime
+		// for DATETIME, with or without server-side statements.
+		{name: "odbc", argv: []string{"/usr/bin/python3", "../testdata/clients/odbc.py"}, columns: "column_info",
+			text: odbcKinds, prepared: odbcKinds},
 	}
 }
 
@@ -104,6 +111,8 @@ type probeOutput struct {
 	Columns     [][4]any               `json:"columns"` // table, column, type, charset
 	Results     map[string]probeResult `json:"results"`
 	Transaction *string                `json:"transaction"`
+	// ODBC's catalog functions, each call's rows.
+	Catalog map[string][][][2]string `json:"catalog"`
 }
 
 // driverMode is heapproxy serving the heapprof schema one way.
@@ -137,7 +146,7 @@ func TestDriversMatrix(t *testing.T) {
 			m := mode.start(t)
 			queries := driverQueries(m)
 			want := loadDriverBaseline(t, m, queries)
-			run := &modeRun{base: want, outs: map[string]probeOutput{}}
+			run := &modeRun{base: want, outs: map[string]probeOutput{}, schema: m.schema}
 			runs[mode.name] = run
 			for _, d := range driverProbes() {
 				t.Run(d.name, func(t *testing.T) {
@@ -157,7 +166,92 @@ func TestDriversMatrix(t *testing.T) {
 		for _, d := range driverProbes() {
 			compareModes(t, d.name, e, u)
 		}
+		compareCatalogs(t, e.outs["odbc"], u.outs["odbc"], u.schema)
 	})
+}
+
+// compareCatalogs: ODBC's catalog functions (SQLColumns, SQLStatistics,
+// SQLPrimaryKeys, SQLForeignKeys, SQLSpecialColumns, SQLGetTypeInfo; the
+// MariaDB driver answers each with one SELECT on information_schema) give
+// a program the same rows from the embedded default as from MariaDB, the
+// schema's name aside, except where MariaDB's views cannot say what the
+// embedded tables say (catalogDifferences).
+func compareCatalogs(t *testing.T, e, u probeOutput, upstreamSchema string) {
+	t.Helper()
+	if len(e.Catalog) == 0 {
+		t.Fatal("ODBC ran no catalog function on the embedded default")
+	}
+	// MariaDB's database also holds the store's tables (store_*): the
+	// calls on the four heapprof tables are compared.
+	for _, call := range slices.Sorted(maps.Keys(e.Catalog)) {
+		er, ur := e.Catalog[call], u.Catalog[call]
+		if _, ok := u.Catalog[call]; !ok {
+			t.Errorf("%s: not run on MariaDB", call)
+			continue
+		}
+		if len(er) == 0 && (strings.HasPrefix(call, "SQLColumns") || call == "SQLGetTypeInfo" || call == "SQLPrimaryKeys snapshots") {
+			t.Errorf("%s: no rows on the embedded default", call)
+		}
+		kind, table, _ := strings.Cut(call, " ")
+		if keys[kind] {
+			// MariaDB's views carry no keys (the store's tables do).
+			if len(ur) != 0 {
+				t.Errorf("%s: MariaDB lists %q for a view", call, ur)
+			}
+			continue
+		}
+		for _, rows := range [][][][2]string{ur} {
+			for _, row := range rows {
+				for i, v := range row {
+					if v[1] == upstreamSchema {
+						row[i][1] = "heapprof"
+					}
+				}
+			}
+		}
+		if len(er) != len(ur) {
+			t.Errorf("%s: %d rows on the embedded default, %d on MariaDB:\nembedded %q\nMariaDB  %q", call, len(er), len(ur), er, ur)
+			continue
+		}
+		for i := range er {
+			for f := range er[i] {
+				if f >= len(ur[i]) || er[i][f] == ur[i][f] {
+					continue
+				}
+				column := er[i][min(3, len(er[i])-1)][1]
+				if kind == "SQLColumns" && catalogDifference(table, column, f+1, ur[i][f]) {
+					continue
+				}
+				t.Errorf("%s row %d (%s) field %d: embedded %q, MariaDB %q", call, i, column, f+1, er[i][f], ur[i][f])
+			}
+		}
+	}
+}
+
+// keys are the catalog functions that list keys and indexes.
+var keys = map[string]bool{"SQLStatistics": true, "SQLPrimaryKeys": true, "SQLForeignKeys": true, "SQLSpecialColumns": true}
+
+// catalogDifference: what SQLColumns says of a column of MariaDB's view
+// (field is SQLColumns' column number, mariadb MariaDB's value) that it
+// cannot say as the embedded table does. diffs computes its columns with
+// LAG() and COALESCE(): MariaDB derives each one's nullability and
+// default (NULLABLE 11, COLUMN_DEF 13, IS_NULLABLE 18) from the
+// expression, has no comment (REMARKS 12) for a computed column, and
+// types LAG(taken_at) a DATETIME of MariaDB 5.3's format, which COLUMN_TYPE
+// and so TYPE_NAME (6) mark "/* mariadb-5.3 */".
+func catalogDifference(table, column string, field int, mariadb [2]string) bool {
+	if table != "diffs" {
+		return false
+	}
+	switch field {
+	case 11, 13, 18:
+		return true
+	case 12:
+		return mariadb[1] == "" && snapshot.ColumnComment("diffs", column) != snapshot.ColumnComment("snapshots", column)
+	case 6:
+		return column == "from_taken_at" && mariadb[1] == "DATETIME /* MARIADB-5.3 */"
+	}
+	return false
 }
 
 // checkLatin1Client: a program whose connection is latin1 (mysql2 for
@@ -183,8 +277,9 @@ func checkLatin1Client(t *testing.T, m driverMode) {
 // modeRun is what one mode answered: go-sql-driver's baseline and each
 // probe's output.
 type modeRun struct {
-	base *driverBaseline
-	outs map[string]probeOutput
+	base   *driverBaseline
+	outs   map[string]probeOutput
+	schema string
 }
 
 // knownModeDifferences are what drivers still see differ between the
@@ -519,7 +614,7 @@ func checkProbe(t *testing.T, d driverProbe, queries []driverQuery, b *driverBas
 			continue
 		}
 		want := b.tables[i][1]
-		if d.columns == "column_info" { // DBI says TABLE or VIEW
+		if d.columns == "column_info" { // DBI and ODBC say TABLE or VIEW
 			want = strings.TrimPrefix(want, "BASE ")
 		}
 		if tb[1] != want {
@@ -583,6 +678,14 @@ func checkProbeColumns(t *testing.T, d driverProbe, b *driverBaseline, p probeOu
 				typ = strings.ToUpper(typ)
 			}
 			want = append(want, col{c[0], c[1], typ})
+		}
+		// ODBC's TYPE_NAME is MariaDB's COLUMN_TYPE, which marks a
+		// temporal column of MariaDB 5.3's format (the diffs view's
+		// from_taken_at, a LAG() of a DATETIME) "datetime /* mariadb-5.3 */".
+		for i := range got {
+			if j := strings.Index(got[i].typ, " /*"); j > 0 && d.name == "odbc" {
+				got[i].typ = got[i].typ[:j]
+			}
 		}
 	case "result":
 		for _, tb := range b.tables {

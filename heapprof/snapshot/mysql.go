@@ -74,15 +74,15 @@ const maxShortName = 4096
 // the server's default collation would merge "Foo" and "foo" in GROUP BY).
 var storeSchema = []string{
 	"CREATE TABLE IF NOT EXISTS `store_snapshots` (" +
-		"`id` VARCHAR(255) NOT NULL COMMENT 'what snapshot() prints and to_dot_format() takes'," +
-		"`node_id` BIGINT NOT NULL COMMENT 'the id in ADMIN EXECUTE ON <id> and SHOW BACKENDS'," +
-		"`node_kind` VARCHAR(64) NOT NULL," +
-		"`node_addr` VARCHAR(255) NOT NULL," +
-		"`taken_at` DATETIME(6) NOT NULL COMMENT 'UTC'," +
-		"`total_bytes` BIGINT NOT NULL COMMENT 'in-use bytes, estimated from the samples as jeprof does'," +
-		"`total_objects` BIGINT NOT NULL," +
-		"`sample_period` BIGINT NOT NULL COMMENT 'bytes between samples'," +
-		"`format` VARCHAR(64) NOT NULL COMMENT 'encoding of raw'," +
+		"`id` VARCHAR(255) NOT NULL " + comment("snapshots", "id") + "," +
+		"`node_id` BIGINT NOT NULL " + comment("snapshots", "node_id") + "," +
+		"`node_kind` VARCHAR(64) NOT NULL " + comment("snapshots", "node_kind") + "," +
+		"`node_addr` VARCHAR(255) NOT NULL " + comment("snapshots", "node_addr") + "," +
+		"`taken_at` DATETIME(6) NOT NULL " + comment("snapshots", "taken_at") + "," +
+		"`total_bytes` BIGINT NOT NULL " + comment("snapshots", "total_bytes") + "," +
+		"`total_objects` BIGINT NOT NULL " + comment("snapshots", "total_objects") + "," +
+		"`sample_period` BIGINT NOT NULL " + comment("snapshots", "sample_period") + "," +
+		"`format` VARCHAR(64) NOT NULL " + comment("snapshots", "format") + "," +
 		"`raw` LONGBLOB NOT NULL COMMENT 'the dump as the node sent it'," +
 		"`profile` LONGBLOB NOT NULL COMMENT 'symbolized pprof protobuf, gzipped: go tool pprof opens it'," +
 		"PRIMARY KEY (`id`)," +
@@ -90,16 +90,16 @@ var storeSchema = []string{
 		"KEY `taken` (`taken_at`)" +
 		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin COMMENT='heap profiles heapproxy took, one row each (BI tools: the view snapshots)'",
 	"CREATE TABLE IF NOT EXISTS `store_functions` (" +
-		"`snapshot_id` VARCHAR(255) NOT NULL," +
+		"`snapshot_id` VARCHAR(255) NOT NULL " + comment("functions", "snapshot_id") + "," +
 		"`seq` INT NOT NULL COMMENT '0 is the largest flat_bytes'," +
-		"`name` TEXT NOT NULL COMMENT 'full symbol name'," +
-		"`short_name` VARCHAR(4096) NOT NULL COMMENT 'as jeprof shows it: no arguments, no templates'," +
-		"`flat_bytes` BIGINT NOT NULL COMMENT 'allocated by the function itself'," +
-		"`flat_objects` BIGINT NOT NULL," +
-		"`cum_bytes` BIGINT NOT NULL COMMENT 'allocated by it and its callees'," +
-		"`cum_objects` BIGINT NOT NULL," +
-		"`flat_percent` DOUBLE NOT NULL COMMENT 'of the snapshot total_bytes'," +
-		"`cum_percent` DOUBLE NOT NULL," +
+		"`name` TEXT NOT NULL " + comment("functions", "name") + "," +
+		"`short_name` VARCHAR(4096) NOT NULL " + comment("functions", "short_name") + "," +
+		"`flat_bytes` BIGINT NOT NULL " + comment("functions", "flat_bytes") + "," +
+		"`flat_objects` BIGINT NOT NULL " + comment("functions", "flat_objects") + "," +
+		"`cum_bytes` BIGINT NOT NULL " + comment("functions", "cum_bytes") + "," +
+		"`cum_objects` BIGINT NOT NULL " + comment("functions", "cum_objects") + "," +
+		"`flat_percent` DOUBLE NOT NULL " + comment("functions", "flat_pct") + "," +
+		"`cum_percent` DOUBLE NOT NULL " + comment("functions", "cum_pct") + "," +
 		"PRIMARY KEY (`snapshot_id`, `seq`)," +
 		"KEY `short_name` (`short_name`(191))," +
 		// diffs looks a function up by snapshot and full name.
@@ -107,17 +107,25 @@ var storeSchema = []string{
 		"CONSTRAINT `store_functions_snapshot` FOREIGN KEY (`snapshot_id`) REFERENCES `store_snapshots` (`id`) ON DELETE CASCADE" +
 		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin COMMENT='per snapshot and function (BI tools: the view functions)'",
 	"CREATE TABLE IF NOT EXISTS `store_stacks` (" +
-		"`snapshot_id` VARCHAR(255) NOT NULL," +
-		"`stack_id` BIGINT NOT NULL COMMENT 'hash of frames: equal in every snapshot'," +
+		"`snapshot_id` VARCHAR(255) NOT NULL " + comment("stacks", "snapshot_id") + "," +
+		"`stack_id` BIGINT NOT NULL " + comment("stacks", "stack_id") + "," +
 		"`seq` INT NOT NULL COMMENT '0 is the largest'," +
 		"`depth` INT NOT NULL," +
-		"`bytes` BIGINT NOT NULL," +
-		"`objects` BIGINT NOT NULL," +
-		"`frames` LONGTEXT NOT NULL COMMENT 'function names, root first, joined by ;'," +
+		"`bytes` BIGINT NOT NULL " + comment("stacks", "bytes") + "," +
+		"`objects` BIGINT NOT NULL " + comment("stacks", "objects") + "," +
+		"`frames` LONGTEXT NOT NULL " + comment("stacks", "frames") + "," +
 		"PRIMARY KEY (`snapshot_id`, `stack_id`)," +
 		"KEY `stack` (`stack_id`)," +
 		"CONSTRAINT `store_stacks_snapshot` FOREIGN KEY (`snapshot_id`) REFERENCES `store_snapshots` (`id`) ON DELETE CASCADE" +
 		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin COMMENT='per snapshot and call stack (BI tools: the view stacks)'",
+}
+
+// comment is the COMMENT clause of a store column that a view passes
+// through as the schema's table.column (ColumnComment). Stores created
+// before the comments were shared keep theirs: heapproxy does not ALTER
+// tables that hold data.
+func comment(table, column string) string {
+	return "COMMENT '" + strings.ReplaceAll(ColumnComment(table, column), "'", "''") + "'"
 }
 
 // functionsByName is store_functions' index on (snapshot_id, name), which
