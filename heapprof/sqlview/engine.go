@@ -394,6 +394,9 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 		return nil, err
 	}
 	notNames(query, stmt)
+	if err := checkJoinSizes(stmt); err != nil {
+		return nil, err
+	}
 	if err := e.lineUpUnions(sctx, stmt); err != nil {
 		return nil, err
 	}
