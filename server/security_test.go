@@ -326,23 +326,32 @@ heapprof.functions d, heapprof.functions e, heapprof.functions f`
 // Dump slots limit CPU work only: with max_dumps 1, a dump waiting on a node
 // that accepts and never answers does not hold the slot, so a healthy
 // node's dump goes through meanwhile.
+//
+// The dead node's timeout (60 s) is far beyond the healthy dump (seconds on
+// a loaded 2-core CI machine: it symbolizes the test binary; a 5 s timeout
+// lost that race once); once the healthy graph is in, the node hangs up, and
+// the waiting dump must report that as its error.
 func TestDumpSlotNotHeldWhileWaitingOnANode(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
+	hangUp := make(chan struct{})
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			defer c.Close() // held open, never answered
+			go func() {
+				<-hangUp // held open, never answered
+				c.Close()
+			}()
 		}
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
-	reg := backends.NewRegistry(backends.Options{Timeout: 5 * time.Second})
+	reg := backends.NewRegistry(backends.Options{Timeout: 60 * time.Second})
 	reg.Add(backends.SelfNode(1), backends.Node{ID: 10009, Kind: backends.Go, Host: "127.0.0.1", HTTPPort: port})
 	srv := startProxyDeps(t, Config{MaxDumps: 1}, Deps{Registry: reg, SelfID: 1, Snapshots: testStore(t)})
 	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
@@ -361,9 +370,17 @@ func TestDumpSlotNotHeldWhileWaitingOnANode(t *testing.T) {
 		}
 		order <- fmt.Sprintf("healthy node: %v", err)
 	}()
-	if first := <-order; first != "healthy node: ok" {
-		t.Errorf("first answer: %q, want the healthy node's graph before the dead node's timeout", first)
+	select {
+	case first := <-order:
+		if first != "healthy node: ok" {
+			t.Errorf("first answer: %q, want the healthy node's graph while the dead node's dump waits", first)
+		}
+	case <-time.After(45 * time.Second):
+		// Held slot: the healthy dump would wait for the dead node,
+		// which answers only after it.
+		t.Error("no answer from either node in 45 s: the waiting dump holds the slot")
 	}
+	close(hangUp)
 	if second := <-order; !strings.HasPrefix(second, "dead node: ") || strings.HasSuffix(second, "<nil>") {
 		t.Errorf("dead node: %q, want its error", second)
 	}
