@@ -261,13 +261,27 @@ func TestSnapshotOfAnotherNodeRefused(t *testing.T) {
 }
 
 // A heapprof SQL statement stops when its client KILLs it or disconnects,
-// instead of running on for nobody.
+// instead of running on for nobody: while it runs, and while it is still
+// being planned (go-mysql-server plans 16 derived tables nested with a
+// WHERE each for minutes, and never looks at the context while planning:
+// sqlview's interruptRule does).
 func TestSQLStatementKilledOrAbandoned(t *testing.T) {
 	srv, _, _ := startSchemaProxy(t, 2)
 	addr := srv.Addr().String()
-	const heavy = `SELECT COUNT(*) FROM heapprof.functions a, heapprof.functions b, heapprof.functions c,
-heapprof.functions d, heapprof.functions e, heapprof.functions f`
+	nested := "SELECT node_id, total_bytes FROM heapprof.snapshots"
+	for i := range 16 {
+		nested = fmt.Sprintf("SELECT node_id, total_bytes FROM (%s) AS t%d WHERE total_bytes >= 0", nested, i)
+	}
+	for _, tc := range []struct{ name, query string }{
+		{"executing", `SELECT COUNT(*) FROM heapprof.functions a, heapprof.functions b, heapprof.functions c,
+heapprof.functions d, heapprof.functions e, heapprof.functions f`},
+		{"planning", "SELECT COUNT(*) FROM (" + nested + ") AS top"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { killOrAbandon(t, srv, addr, tc.query) })
+	}
+}
 
+func killOrAbandon(t *testing.T, srv *Server, addr, heavy string) {
 	db := openSchema(t, addr, "root", "", "", "")
 	ctx := context.Background()
 	victim, err := db.Conn(ctx)

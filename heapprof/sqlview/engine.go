@@ -60,6 +60,7 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 	eb := newExecBuilder()
 	eb.keys = keys
 	a := analyzer.NewBuilder(pro).
+		AddPreAnalyzeRule(ruleInterrupt, interruptRule).
 		AddPreAnalyzeRule(ruleCheckBefore, checkRule).
 		// Illegal mixes of collations, before rewrites (collations.go).
 		AddPreAnalyzeRule(ruleCollations, collationRule).
@@ -79,6 +80,7 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 		// session values (session.go).
 		AddPreAnalyzeRule(ruleReads, readsRule).
 		AddPostAnalyzeRule(ruleTopN, topNUnderProject).
+		AddPostAnalyzeRule(ruleInterrupt, interruptRule).
 		AddPostValidationRule(ruleCheckAfter, checkRule).
 		AddPostValidationRule(ruleValueGuard, func(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 			return guardValues(n, limit, eb)

@@ -326,7 +326,23 @@ const (
 	ruleValueGuard
 	ruleTopN
 	ruleDialect
+	ruleInterrupt
 )
+
+// interruptRule ends planning once the statement's context is done
+// (KILL QUERY, the client gone, the statement timeout). go-mysql-server
+// never looks at the context while it plans, and some plans take it time
+// exponential in the statement's nesting (finalizeSubqueries analyzes a
+// derived table's subtree again at every level: 16 nested derived tables
+// with a WHERE each took minutes); it runs the analyzer's batches again for
+// every subquery, so this rule, in the batches a subquery's analysis runs
+// (pre-analyzer before finalizing, post-analyzer after), is reached often.
+func interruptRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, transform.SameTree, err
+	}
+	return n, transform.SameTree, nil
+}
 
 // checkRule runs checkPlan as an analyzer rule: before the standard rules
 // (nothing is evaluated yet) and after validation (the final plan).

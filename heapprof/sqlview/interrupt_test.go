@@ -1,0 +1,45 @@
+package sqlview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// Statements go-mysql-server takes minutes to plan (nested derived tables
+// each with a WHERE, nested scalar subqueries: its analyzer reanalyzes the
+// nesting at every level) stop planning when their context ends, with the
+// context's error as ERROR 1317, instead of planning on for nobody.
+func TestPlanningStopsWithItsContext(t *testing.T) {
+	e, s := newFixtureEngine(t)
+	derived := "SELECT node_id, total_bytes FROM heapprof.snapshots"
+	for i := range 16 {
+		derived = fmt.Sprintf("SELECT node_id, total_bytes FROM (%s) AS t%d WHERE total_bytes >= 0", derived, i)
+	}
+	scalar := "SELECT 1"
+	for range 14 {
+		scalar = fmt.Sprintf("SELECT (%s) AS x", scalar)
+	}
+	for name, q := range map[string]string{"nested derived tables": derived, "nested scalar subqueries": scalar} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := engineAnswer(ctx, e, s, q)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				var ge *Error
+				if !errors.As(err, &ge) || ge.Code != 1317 || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					t.Fatalf("got %v (context: %v), want ERROR 1317 once the context ended", err, ctx.Err())
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("planning went on a minute after its context ended")
+			}
+		})
+	}
+}
