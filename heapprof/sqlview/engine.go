@@ -399,6 +399,9 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 	if err := checkJoinSizes(stmt); err != nil {
 		return nil, err
 	}
+	if err := checkArithmeticDepth(stmt); err != nil {
+		return nil, err
+	}
 	if err := e.lineUpUnions(sctx, stmt); err != nil {
 		return nil, err
 	}

@@ -59,3 +59,35 @@ func TestJoinSizes(t *testing.T) {
 		})
 	}
 }
+
+// Arithmetic nested deeper than maxArithmeticDepth is refused with ERROR
+// 1235 (planning took the square of the depth: 5,000 terms more than 30 s);
+// up to it the engine answers, and MariaDB's answer where MariaDB has one:
+// MariaDB 10.11 at its default thread_stack itself refuses more than 593
+// terms with ERROR 1436 (thread stack overrun).
+func TestArithmeticDepth(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	r := refConn(t)
+	sum := func(n int) (string, int) {
+		terms, total := make([]string, n), 0
+		for i := range terms {
+			terms[i] = fmt.Sprint(i % 7)
+			total += i % 7
+		}
+		return strings.Join(terms, " + "), total
+	}
+	q590, _ := sum(590)
+	matchMariaDB(t, ctx, e, s, r, "SELECT "+q590+" AS s, node_id FROM heapprof.snapshots ORDER BY id", false, false)
+	matchMariaDB(t, ctx, e, s, r, "SELECT CONCAT("+q590+", '/', "+q590+") AS s", false, false)
+	deepest, total := sum(maxArithmeticDepth + 1)
+	if a, err := engineAnswer(ctx, e, s, "SELECT "+deepest); err != nil || len(a.rows) != 1 || a.rows[0][0] != fmt.Sprint(total) {
+		t.Errorf("%d operators: %v %v, want %d", maxArithmeticDepth, a.rows, err, total)
+	}
+	deeper, _ := sum(maxArithmeticDepth + 2)
+	_, err := engineAnswer(ctx, e, s, "SELECT COUNT(*) FROM heapprof.snapshots WHERE node_id < ("+deeper+")")
+	var ge *Error
+	if !errors.As(err, &ge) || ge.Code != 1235 || !strings.Contains(ge.Message, "SUM()") {
+		t.Fatalf("got %v, want ERROR 1235 saying to add up in parts", err)
+	}
+}
