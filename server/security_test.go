@@ -262,22 +262,45 @@ func TestSnapshotOfAnotherNodeRefused(t *testing.T) {
 
 // A heapprof SQL statement stops when its client KILLs it or disconnects,
 // instead of running on for nobody: while it runs, and while it is still
-// being planned (go-mysql-server plans 16 derived tables nested with a
-// WHERE each for minutes, and never looks at the context while planning:
-// sqlview's interruptRule does).
+// being planned (go-mysql-server plans 15 nested scalar subqueries for
+// over a minute, and never looks at the context while planning: sqlview's
+// interruptRule does).
 func TestSQLStatementKilledOrAbandoned(t *testing.T) {
 	srv, _, _ := startSchemaProxy(t, 2)
 	addr := srv.Addr().String()
-	nested := "SELECT node_id, total_bytes FROM heapprof.snapshots"
-	for i := range 16 {
-		nested = fmt.Sprintf("SELECT node_id, total_bytes FROM (%s) AS t%d WHERE total_bytes >= 0", nested, i)
+	nested := "SELECT 1"
+	for range 15 {
+		nested = fmt.Sprintf("SELECT (%s) AS x", nested)
 	}
 	for _, tc := range []struct{ name, query string }{
 		{"executing", `SELECT COUNT(*) FROM heapprof.functions a, heapprof.functions b, heapprof.functions c,
 heapprof.functions d, heapprof.functions e, heapprof.functions f`},
-		{"planning", "SELECT COUNT(*) FROM (" + nested + ") AS top"},
+		{"planning", "SELECT COUNT(*) FROM heapprof.snapshots WHERE node_id > (" + nested + ")"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { killOrAbandon(t, srv, addr, tc.query) })
+	}
+}
+
+// timeouts.admin stops a statement still being planned with MySQL's
+// ERROR 3024, and the session goes on.
+func TestSQLStatementTimeoutWhilePlanning(t *testing.T) {
+	cfg := Config{Timeouts: DefaultConfig().Timeouts}
+	cfg.Timeouts.Admin = 2 * time.Second
+	srv, _, _ := startSchemaProxyWith(t, 2, cfg)
+	nested := "SELECT 1"
+	for range 15 {
+		nested = fmt.Sprintf("SELECT (%s) AS x", nested)
+	}
+	db := openSchema(t, srv.Addr().String(), "root", "", "", "")
+	db.SetMaxOpenConns(1)
+	var n int64
+	err := db.QueryRow("SELECT COUNT(*) FROM heapprof.snapshots WHERE node_id > (" + nested + ")").Scan(&n)
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) || me.Number != 3024 {
+		t.Fatalf("got %v, want ERROR 3024 after timeouts.admin", err)
+	}
+	if err := db.QueryRow("SELECT COUNT(*) FROM heapprof.snapshots").Scan(&n); err != nil || n != 2 {
+		t.Errorf("the session after the timeout: %d %v", n, err)
 	}
 }
 

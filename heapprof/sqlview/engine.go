@@ -402,6 +402,9 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 	if err := checkArithmeticDepth(stmt); err != nil {
 		return nil, err
 	}
+	if err := checkSubqueryDepth(stmt); err != nil {
+		return nil, err
+	}
 	if err := e.lineUpUnions(sctx, stmt); err != nil {
 		return nil, err
 	}

@@ -91,3 +91,26 @@ func TestArithmeticDepth(t *testing.T) {
 		t.Fatalf("got %v, want ERROR 1235 saying to add up in parts", err)
 	}
 }
+
+// Subqueries nested deeper than maxSubqueryDepth are refused with ERROR
+// 1235 (17 derived tables nested with a WHERE each: about 2.5 s of
+// planning, doubling per level, mostly beyond KILL's reach); 16 answer
+// MariaDB's rows.
+func TestSubqueryDepth(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	r := refConn(t)
+	nested := func(n int) string {
+		q := "SELECT node_id, total_bytes FROM heapprof.snapshots"
+		for i := range n {
+			q = fmt.Sprintf("SELECT node_id, total_bytes FROM (%s) AS t%d WHERE total_bytes >= 0", q, i)
+		}
+		return q + " ORDER BY node_id, total_bytes"
+	}
+	matchMariaDB(t, ctx, e, s, r, nested(maxSubqueryDepth), false, true)
+	_, err := engineAnswer(ctx, e, s, nested(maxSubqueryDepth+1))
+	var ge *Error
+	if !errors.As(err, &ge) || ge.Code != 1235 || !strings.Contains(ge.Message, "nested 17 deep") {
+		t.Fatalf("got %v, want ERROR 1235 naming the depth", err)
+	}
+}
