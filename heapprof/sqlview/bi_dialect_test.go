@@ -180,6 +180,9 @@ func TestBIStatementsMatchMariaDB(t *testing.T) {
 		{"assignment per row", "SELECT id, @n := @n + 1 AS rn FROM heapprof.snapshots ORDER BY id", false, false},
 		{"assignment in function", "SELECT IF(node_id > 0, @k := node_id, @k := -1) AS a, @k AS b FROM heapprof.snapshots ORDER BY id LIMIT 3", false, false},
 		{"assignment nested", "SELECT @p := @q := 7 AS a, @p + @q AS b", false, false},
+		{"prepare assignment", "PREPARE s2 FROM 'SELECT @p := ? AS v, @p + 1 AS w'", false, false},
+		{"execute assignment", "EXECUTE s2 USING @n", false, false},
+		{"deallocate assignment", "DEALLOCATE PREPARE s2", false, false},
 		// 2. session variables clients and tools set
 		{"sql_quote_show_create", "SET sql_quote_show_create = 1", false, false},
 		{"session_track_system_variables", "SET session_track_system_variables = 'autocommit'", false, false},

@@ -377,6 +377,14 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 			return nil, err
 		}
 	}
+	if p, ok := stmt.(*ast.Prepare); ok {
+		// PREPARE s FROM '... @v := x ...': the text as the engine reads it.
+		if _, err := ast.Parse(p.Expr); err != nil {
+			if rewritten, ok := rewriteAssignments(p.Expr); ok {
+				p.Expr = rewritten
+			}
+		}
+	}
 	// Writes, file access and statements that reach beyond the session
 	// are refused before planning (guard.go): go-mysql-server reports some
 	// writes (DELETE without a current database) as unrelated resolution
@@ -396,17 +404,21 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 		return nil, err
 	}
 	notNames(query, stmt)
-	if err := checkJoinSizes(stmt); err != nil {
+	if _, err := e.plannable(sctx, stmt); err != nil {
 		return nil, err
 	}
-	if err := checkArithmeticDepth(stmt); err != nil {
-		return nil, err
-	}
-	if err := checkSubqueryDepth(stmt); err != nil {
-		return nil, err
-	}
-	if err := e.lineUpUnions(sctx, stmt); err != nil {
-		return nil, err
+	if p, ok := stmt.(*ast.Prepare); ok && !strings.HasPrefix(p.Expr, "@") {
+		// PREPARE s FROM 'text': the text is planned now, so it gets what
+		// a statement gets (checkStatement already guarded it).
+		if inner, err := ast.Parse(p.Expr); err == nil {
+			changed, err := e.plannable(sctx, inner)
+			if err != nil {
+				return nil, err
+			}
+			if changed {
+				p.Expr = ast.String(inner)
+			}
+		}
 	}
 	noteExplicitLiterals(sctx, stmt)
 	addHavingAggregates(stmt)
@@ -450,6 +462,22 @@ func (e *Engine) run(sctx *sql.Context, b *stmtBudget, query string, stmt ast.St
 		}
 	}
 	return r, nil
+}
+
+// plannable refuses what go-mysql-server cannot plan in bounded time
+// (planlimits.go) and lines up UNION chains (unions.go); changed tells
+// whether stmt was rewritten.
+func (e *Engine) plannable(sctx *sql.Context, stmt ast.Statement) (changed bool, err error) {
+	if err := checkJoinSizes(stmt); err != nil {
+		return false, err
+	}
+	if err := checkArithmeticDepth(stmt); err != nil {
+		return false, err
+	}
+	if err := checkSubqueryDepth(stmt); err != nil {
+		return false, err
+	}
+	return e.lineUpUnions(sctx, stmt)
 }
 
 // ddlIter makes SHOW CREATE TABLE's statement one MariaDB (and MySQL)

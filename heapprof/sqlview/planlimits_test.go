@@ -32,6 +32,7 @@ func TestJoinSizes(t *testing.T) {
 		refused     bool
 	}{
 		{"10 tables", selfJoin(10, ""), false},
+		{"12 tables prepared", "PREPARE j FROM '" + selfJoin(12, "") + "'", true},
 		{"12 tables", selfJoin(12, ""), true},
 		{"15 tables", selfJoin(15, ""), true},
 		{"16 tables", selfJoin(16, ""), false},

@@ -46,7 +46,7 @@ const unionGuessLevels = 6
 // lineUpUnions rewrites every UNION/INTERSECT/EXCEPT chain of stmt, the
 // innermost first (an outer chain's SELECTs are planned alone to learn
 // their types, and that planning meets the inner chains).
-func (e *Engine) lineUpUnions(sctx *sql.Context, stmt ast.Statement) error {
+func (e *Engine) lineUpUnions(sctx *sql.Context, stmt ast.Statement) (changed bool, err error) {
 	var chains []*ast.SetOp
 	inner := map[*ast.SetOp]bool{}
 	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
@@ -63,11 +63,13 @@ func (e *Engine) lineUpUnions(sctx *sql.Context, stmt ast.Statement) error {
 		return true, nil
 	}, stmt)
 	for i := len(chains) - 1; i >= 0; i-- {
-		if err := e.lineUpChain(sctx, chains[i]); err != nil {
-			return err
+		c, err := e.lineUpChain(sctx, chains[i])
+		if err != nil {
+			return false, err
 		}
+		changed = changed || c
 	}
-	return nil
+	return changed, nil
 }
 
 // chainSelects lists a left-deep chain's SELECTs, leftmost first.
@@ -89,42 +91,42 @@ func chainSelects(op *ast.SetOp) []ast.SelectStatement {
 	return out
 }
 
-func (e *Engine) lineUpChain(sctx *sql.Context, op *ast.SetOp) error {
+func (e *Engine) lineUpChain(sctx *sql.Context, op *ast.SetOp) (bool, error) {
 	selects := chainSelects(op)
 	levels := len(selects) - 1
 	if levels < 2 {
-		return nil // one projection at most: nothing to multiply
+		return false, nil // one projection at most: nothing to multiply
 	}
 	schemas := make([]sql.Schema, len(selects))
 	for i, s := range selects {
 		sch, ok := e.selectSchema(sctx, s)
 		if !ok {
 			if levels > unionGuessLevels {
-				return errUnsupported(fmt.Sprintf("a chain of %d UNION/INTERSECT/EXCEPT whose SELECT %d cannot be planned alone "+
+				return false, errUnsupported(fmt.Sprintf("a chain of %d UNION/INTERSECT/EXCEPT whose SELECT %d cannot be planned alone "+
 					"(a ? marker or a column of an outer query): its planning time grows exponentially with the chain; "+
 					"split it into at most %d", levels, i+1, unionGuessLevels))
 			}
-			return nil
+			return false, nil
 		}
 		if i > 0 && len(sch) != len(schemas[0]) {
-			return nil // the planner's own error
+			return false, nil // the planner's own error
 		}
 		schemas[i] = sch
 	}
 	targets, steps := unionConversions(schemas)
 	if targets == nil {
-		return nil
+		return false, nil
 	}
 	var fixed []*ast.Select
 	for _, s := range selects {
 		sel := plainSelect(s)
 		if sel == nil {
 			if steps > unionStepLimit {
-				return errUnsupported(fmt.Sprintf("a chain of %d UNION/INTERSECT/EXCEPT whose SELECTs differ in column types, "+
+				return false, errUnsupported(fmt.Sprintf("a chain of %d UNION/INTERSECT/EXCEPT whose SELECTs differ in column types, "+
 					"one of them with GROUP BY, HAVING, ORDER BY, LIMIT, DISTINCT, a window or *: its planning time grows "+
 					"exponentially with the chain; give every SELECT the same column types (CAST) or split the chain", levels))
 			}
-			return nil
+			return false, nil
 		}
 		fixed = append(fixed, sel)
 	}
@@ -138,11 +140,11 @@ func (e *Engine) lineUpChain(sctx *sql.Context, op *ast.SetOp) error {
 			if name.IsEmpty() {
 				name = ast.NewColIdent(schemas[i][c].Name)
 			}
-			sel.SelectExprs[c] = &ast.AliasedExpr{Expr: &ast.ConvertExpr{Expr: ae.Expr,
+			sel.SelectExprs[c] = &ast.AliasedExpr{Expr: &ast.ConvertExpr{Name: "cast", Expr: ae.Expr,
 				Type: &ast.ConvertType{Type: targets[c]}}, As: name}
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // selectSchema is the schema of one SELECT of a chain, planned alone.

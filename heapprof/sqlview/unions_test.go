@@ -46,6 +46,13 @@ func TestUnionChainsMatchMariaDB(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { matchMariaDB(t, ctx, e, s, r, tt.query, false, tt.types) })
 	}
+	// PREPARE ... FROM 'text' plans the text at once: it is lined up too.
+	t.Run("prepared", func(t *testing.T) {
+		for _, q := range []string{"PREPARE u FROM '" + strings.ReplaceAll(literalRows(40)+" ORDER BY code", "'", "''") + "'",
+			"EXECUTE u", "DEALLOCATE PREPARE u"} {
+			matchMariaDB(t, ctx, e, s, r, q, false, false)
+		}
+	})
 }
 
 // A chain lineUpUnions cannot rewrite (a SELECT that a CAST would change:
