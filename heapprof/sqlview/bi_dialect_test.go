@@ -146,7 +146,7 @@ func refConn(t *testing.T) refSession {
 	}
 	t.Cleanup(func() {
 		// Leave the pooled connection as it was found.
-		conn.ExecContext(context.Background(), "SET @n = NULL, @fresh_var = NULL, @k = NULL, @p = NULL, @q = NULL, SQL_SELECT_LIMIT = DEFAULT, time_zone = '+00:00'")
+		conn.ExecContext(context.Background(), "SET @n = NULL, @fresh_var = NULL, @k = NULL, @p = NULL, @q = NULL, @j = NULL, SQL_SELECT_LIMIT = DEFAULT, time_zone = '+00:00'")
 		conn.Close()
 	})
 	return refSession{conn: conn}

@@ -378,6 +378,19 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 		}
 	}
 	if p, ok := stmt.(*ast.Prepare); ok {
+		// PREPARE s FROM @v prepares @v's text as it is now (MySQL reads
+		// the variable at PREPARE): the text, so that everything below
+		// sees what will be planned.
+		if name, ok := strings.CutPrefix(p.Expr, "@"); ok {
+			if _, v, err := sctx.GetUserVariable(sctx, strings.Trim(name, "`")); err == nil {
+				switch t := v.(type) {
+				case string:
+					p.Expr = t
+				case []byte:
+					p.Expr = string(t)
+				}
+			}
+		}
 		// PREPARE s FROM '... @v := x ...': the text as the engine reads it.
 		if _, err := ast.Parse(p.Expr); err != nil {
 			if rewritten, ok := rewriteAssignments(p.Expr); ok {

@@ -175,8 +175,9 @@ func allowStatement(stmt ast.Statement) error {
 	case *ast.Set:
 		return checkSet(s)
 	case *ast.Prepare:
-		// PREPARE s FROM @var: the text is known only at EXECUTE, where the
-		// analyzer rule (checkPlan) sees the plan.
+		// PREPARE s FROM @var: Engine.parse put the variable's text in
+		// its place; one it could not read (not a string) is left to
+		// the analyzer rule (checkPlan), which sees the plan.
 		if strings.HasPrefix(s.Expr, "@") {
 			return nil
 		}

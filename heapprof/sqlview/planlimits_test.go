@@ -33,6 +33,8 @@ func TestJoinSizes(t *testing.T) {
 	}{
 		{"10 tables", selfJoin(10, ""), false},
 		{"12 tables prepared", "PREPARE j FROM '" + selfJoin(12, "") + "'", true},
+		{"12 tables in a variable", "SET @j = '" + selfJoin(12, "") + "'", false},
+		{"prepared from the variable", "PREPARE j FROM @j", true},
 		{"12 tables", selfJoin(12, ""), true},
 		{"15 tables", selfJoin(15, ""), true},
 		{"16 tables", selfJoin(16, ""), false},
