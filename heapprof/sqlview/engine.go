@@ -378,25 +378,7 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 		}
 	}
 	if p, ok := stmt.(*ast.Prepare); ok {
-		// PREPARE s FROM @v prepares @v's text as it is now (MySQL reads
-		// the variable at PREPARE): the text, so that everything below
-		// sees what will be planned.
-		if name, ok := strings.CutPrefix(p.Expr, "@"); ok {
-			if _, v, err := sctx.GetUserVariable(sctx, strings.Trim(name, "`")); err == nil {
-				switch t := v.(type) {
-				case string:
-					p.Expr = t
-				case []byte:
-					p.Expr = string(t)
-				}
-			}
-		}
-		// PREPARE s FROM '... @v := x ...': the text as the engine reads it.
-		if _, err := ast.Parse(p.Expr); err != nil {
-			if rewritten, ok := rewriteAssignments(p.Expr); ok {
-				p.Expr = rewritten
-			}
-		}
+		preparedText(sctx, p)
 	}
 	// Writes, file access and statements that reach beyond the session
 	// are refused before planning (guard.go): go-mysql-server reports some
@@ -420,17 +402,9 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 	if _, err := e.plannable(sctx, stmt); err != nil {
 		return nil, err
 	}
-	if p, ok := stmt.(*ast.Prepare); ok && !strings.HasPrefix(p.Expr, "@") {
-		// PREPARE s FROM 'text': the text is planned now, so it gets what
-		// a statement gets (checkStatement already guarded it).
-		if inner, err := ast.Parse(p.Expr); err == nil {
-			changed, err := e.plannable(sctx, inner)
-			if err != nil {
-				return nil, err
-			}
-			if changed {
-				p.Expr = ast.String(inner)
-			}
+	if p, ok := stmt.(*ast.Prepare); ok {
+		if err := e.plannablePrepared(sctx, p); err != nil {
+			return nil, err
 		}
 	}
 	noteExplicitLiterals(sctx, stmt)

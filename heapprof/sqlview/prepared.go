@@ -134,3 +134,42 @@ func (e *Engine) CloseSession(s *Session) {
 	s.prepared = nil
 	e.gms.CloseSession(s.base.ID())
 }
+
+// preparedText puts in p the text its PREPARE plans, before the guard reads
+// it: for PREPARE s FROM @v the variable's text as it is now (MySQL reads
+// the variable at PREPARE), and assignments inside expressions as the
+// engine reads them (assign.go).
+func preparedText(sctx *sql.Context, p *ast.Prepare) {
+	if name, ok := strings.CutPrefix(p.Expr, "@"); ok {
+		if _, v, err := sctx.GetUserVariable(sctx, strings.Trim(name, "`")); err == nil {
+			switch t := v.(type) {
+			case string:
+				p.Expr = t
+			case []byte:
+				p.Expr = string(t)
+			}
+		}
+	}
+	if _, err := ast.Parse(p.Expr); err != nil {
+		if rewritten, ok := rewriteAssignments(p.Expr); ok {
+			p.Expr = rewritten
+		}
+	}
+}
+
+// plannablePrepared is plannable for the text p prepares, which is planned
+// at PREPARE; a text whose UNION chains were lined up is written back.
+func (e *Engine) plannablePrepared(sctx *sql.Context, p *ast.Prepare) error {
+	if strings.HasPrefix(p.Expr, "@") {
+		return nil // not a string: go-mysql-server's error
+	}
+	inner, err := ast.Parse(p.Expr)
+	if err != nil {
+		return nil // go-mysql-server reports the syntax error
+	}
+	changed, err := e.plannable(sctx, inner)
+	if changed && err == nil {
+		p.Expr = ast.String(inner)
+	}
+	return err
+}
