@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -145,16 +146,16 @@ func newSetUserVar(ctx *sql.Context, args ...sql.Expression) (sql.Expression, er
 	if len(args) != 2 {
 		return nil, sql.ErrInvalidArgumentNumber.New(setUserVarFunc, 2, len(args))
 	}
-	lit, ok := args[0].(interface{ Value() any })
-	name, isString := any(nil), false
-	if ok {
-		name = lit.Value()
-		_, isString = name.(string)
+	notName := fmt.Errorf("%s: the variable's name must be a string literal", setUserVarFunc)
+	lit, ok := args[0].(*expression.Literal)
+	if !ok {
+		return nil, notName
 	}
-	if !isString {
-		return nil, fmt.Errorf("%s: the variable's name must be a string literal", setUserVarFunc)
+	name, ok := lit.Value().(string)
+	if !ok {
+		return nil, notName
 	}
-	v := &setUserVar{name: strings.ToLower(name.(string)), value: args[1]}
+	v := &setUserVar{name: strings.ToLower(name), value: args[1]}
 	if ctx != nil && v.value.Resolved() {
 		if t, _, err := ctx.GetUserVariable(ctx, v.name); err == nil && t == nil {
 			if err := ctx.SetUserVariable(ctx, v.name, nil, v.value.Type()); err != nil {

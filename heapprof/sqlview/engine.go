@@ -455,13 +455,15 @@ func (e *Engine) run(sctx *sql.Context, b *stmtBudget, query string, stmt ast.St
 // (planlimits.go) and lines up UNION chains (unions.go); changed tells
 // whether stmt was rewritten.
 func (e *Engine) plannable(sctx *sql.Context, stmt ast.Statement) (changed bool, err error) {
+	// Depth first: counting a SELECT's joins descends into its IN and
+	// EXISTS subqueries again at every level.
+	if err := checkSubqueryDepth(stmt); err != nil {
+		return false, err
+	}
 	if err := checkJoinSizes(stmt); err != nil {
 		return false, err
 	}
 	if err := checkArithmeticDepth(stmt); err != nil {
-		return false, err
-	}
-	if err := checkSubqueryDepth(stmt); err != nil {
 		return false, err
 	}
 	return e.lineUpUnions(sctx, stmt)

@@ -92,11 +92,7 @@ func joinTables(sel *ast.Select) int {
 // scalar subquery stays a subquery).
 func subqueryTables(node ast.SQLNode) int {
 	n := 0
-	count := func(s *ast.Subquery) {
-		for _, sel := range selectsOf(s.Select) {
-			n += joinTables(sel)
-		}
-	}
+	count := func(s *ast.Subquery) { n += selectJoinTables(s.Select) }
 	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
 		switch x := node.(type) {
 		case *ast.ExistsExpr:
@@ -113,28 +109,18 @@ func subqueryTables(node ast.SQLNode) int {
 	return n
 }
 
-// selectsOf lists the SELECTs of a select statement (each side of a
-// UNION is planned apart).
-func selectsOf(s ast.SelectStatement) []*ast.Select {
+// selectJoinTables is joinTables of a select statement: each side of a
+// UNION is a join tree of its own, so the larger one counts.
+func selectJoinTables(s ast.SelectStatement) int {
 	switch x := s.(type) {
 	case *ast.Select:
-		return []*ast.Select{x}
+		return joinTables(x)
 	case *ast.ParenSelect:
-		return selectsOf(x.Select)
+		return selectJoinTables(x.Select)
 	case *ast.SetOp:
-		// The sides of a UNION are separate join trees: the largest one
-		// counts.
-		l, r := selectsOf(x.Left), selectsOf(x.Right)
-		best := append(l, r...)
-		most, pick := -1, []*ast.Select(nil)
-		for _, b := range best {
-			if t := joinTables(b); t > most {
-				most, pick = t, []*ast.Select{b}
-			}
-		}
-		return pick
+		return max(selectJoinTables(x.Left), selectJoinTables(x.Right))
 	}
-	return nil
+	return 0
 }
 
 // maxArithmeticDepth bounds chains of arithmetic and bit operators
