@@ -140,12 +140,14 @@ func Classify(sql string) (*Statement, error) {
 
 // ClassifyOwn classifies a query for a session with an upstream, where
 // heapproxy answers only ADMIN EXECUTE HeapProf, SHOW BACKENDS and SHOW
-// COMPUTE NODES: everything else is Forward from its leading keywords
-// alone, without the TiDB parser (a pool's "SELECT 1" ping costs no parse).
+// COMPUTE NODES, and reads KILL (relayed, then heapproxy's own statement
+// of that connection stopped): everything else is Forward from its leading
+// keywords alone, without the TiDB parser (a pool's "SELECT 1" ping costs
+// no parse).
 func (c *Classifier) ClassifyOwn(sql string) (*Statement, error) {
 	l := lexer{src: sql}
 	first := l.next()
-	if first.kind != tokWord || !(keyword(first.text, "ADMIN") || keyword(first.text, "SHOW")) {
+	if first.kind != tokWord || !(keyword(first.text, "ADMIN") || keyword(first.text, "SHOW") || keyword(first.text, "KILL")) {
 		return stmtForward, nil
 	}
 	return classify(sql, func(string) (*Statement, error) { return stmtForward, nil })

@@ -245,7 +245,8 @@ func TestClassifyErrors(t *testing.T) {
 }
 
 // ClassifyOwn answers like Classify for heapproxy's own statements and
-// Forward for everything else, parse errors of its grammar included.
+// KILL, and Forward for everything else, parse errors of its grammar
+// included.
 func TestClassifyOwn(t *testing.T) {
 	c := NewClassifier()
 	for _, tt := range []struct {
@@ -257,7 +258,9 @@ func TestClassifyOwn(t *testing.T) {
 		{"SELECT @@version_comment LIMIT 1", Forward},
 		{"SHOW VARIABLES", Forward},
 		{"USE t", Forward},
-		{"KILL 3", Forward},
+		{"KILL 3", Kill},
+		{"kill query 3", Kill},
+		{"KILL USER app", Forward}, // MariaDB's other forms go to the upstream alone
 		{"BEGIN", Forward},
 		{"SHOW BACKENDS", ShowBackends},
 		{"show compute nodes", ShowComputeNodes},

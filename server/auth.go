@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -144,6 +143,9 @@ func (s *session) loginUpstream(deadline time.Time) error {
 		s.sendError(upstreamUnavailable(s.srv.cfg.Upstream, err))
 		return fmt.Errorf("parse upstream greeting: %w", err)
 	}
+	s.mu.Lock()
+	s.upstreamID, s.upstreamAddr = ug.ConnID, c.RemoteAddr().String()
+	s.mu.Unlock()
 	caps := ug.Caps & proxyCaps
 	if s.srv.clientTLS != nil {
 		caps |= mysql.CLIENT_SSL
@@ -192,7 +194,7 @@ func (s *session) loginUpstream(deadline time.Time) error {
 		}
 	}
 	fwd := &mysqlwire.HandshakeResponse{
-		Caps:      (s.caps & ug.Caps) | mysql.CLIENT_PLUGIN_AUTH | mysql.CLIENT_SECURE_CONNECTION,
+		Caps:      (s.caps & ug.Caps) | (r.Caps & clientOnlyCaps) | mysql.CLIENT_PLUGIN_AUTH | mysql.CLIENT_SECURE_CONNECTION,
 		MaxPacket: r.MaxPacket,
 		Charset:   r.Charset,
 		User:      r.User,
@@ -241,12 +243,12 @@ func (s *session) learnAccount() {
 		s.log.Warn("cannot learn the upstream account; the session may not profile", zap.Error(err))
 		return
 	}
-	i := strings.LastIndexByte(cell, '@')
-	if i < 0 {
+	a, err := parseAccount(cell)
+	if err != nil {
 		s.log.Warn("unexpected CURRENT_USER() from upstream; the session may not profile", zap.String("current_user", cell))
 		return
 	}
-	s.account = Account{User: cell[:i], Host: cell[i+1:], Known: true}
+	s.account = a
 }
 
 // queryUpstreamCell runs a query on the session's upstream connection

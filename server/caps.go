@@ -17,3 +17,11 @@ const proxyCaps = mysql.CLIENT_LONG_PASSWORD | mysql.CLIENT_FOUND_ROWS | mysql.C
 	mysql.CLIENT_MULTI_STATEMENTS | mysql.CLIENT_MULTI_RESULTS | mysql.CLIENT_PS_MULTI_RESULTS |
 	mysql.CLIENT_PLUGIN_AUTH | mysql.CLIENT_CONNECT_ATTRS | mysql.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA |
 	mysql.CLIENT_CAN_HANDLE_EXPIRED_PASSWORDS | mysql.CLIENT_SESSION_TRACK
+
+// clientOnlyCaps are flags a client sends as it wants them, whether the
+// server advertised them or not, and some servers read them so: Doris
+// never advertises CLIENT_MULTI_STATEMENTS, yet since apache/doris#39308
+// (August 2024, in 2.0 and 2.1 too) answers every statement of a
+// multi-statement query only when the client's flag is set. heapproxy
+// passes them on as the client set them, as a direct connection would.
+const clientOnlyCaps = mysql.CLIENT_MULTI_STATEMENTS | mysql.CLIENT_MULTI_RESULTS | mysql.CLIENT_PS_MULTI_RESULTS

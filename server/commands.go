@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -164,6 +165,10 @@ func (s *session) dispatch(cmd command) error {
 			fmt.Sprintf("heapproxy does not relay command 0x%02x (replication and clone protocols); connect to the upstream directly", code)))
 	case mysql.COM_CHANGE_USER:
 		return s.handleChangeUser(cmd)
+	case mysql.COM_PROCESS_KILL:
+		if !cmd.more && len(cmd.data) == 5 {
+			return s.relayKill(cmd.data, binary.LittleEndian.Uint32(cmd.data[1:]), true)
+		}
 	}
 	if err := s.forwardCommand(cmd); err != nil {
 		return s.upstreamLost(err)

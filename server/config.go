@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -169,41 +168,6 @@ func DefaultConfig() Config {
 
 func (c *Config) embedded() bool { return c.Upstream == "" }
 
-// MayProfile tells whether an account may run the profiling statements
-// and read profile data. An entry of ProfileUsers names a user ("ops",
-// any host) or a user at one host exactly as the upstream writes it in
-// CURRENT_USER() ("ops@10.0.0.%"). The account is the one that was
-// authenticated: heapproxy's own user under auth: local and on the
-// embedded default, else the upstream's answer to CURRENT_USER(), never
-// just the name the client typed (an anonymous account accepts any name).
-func (c *Config) MayProfile(a Account) bool {
-	if !a.Known {
-		return false
-	}
-	return slices.ContainsFunc(c.ProfileUsers, func(entry string) bool {
-		return entry == a.User || entry == a.User+"@"+a.Host
-	})
-}
-
-// Account is who a session is logged in as, for profile_users.
-type Account struct {
-	User, Host string
-	// Known is false until the account was learned; such a session may
-	// not profile.
-	Known bool
-}
-
-// String is the account as MySQL writes it ('user'@'host').
-func (a Account) String() string {
-	if !a.Known {
-		return "(unknown account)"
-	}
-	if a.Host == "" {
-		return fmt.Sprintf("'%s'", a.User)
-	}
-	return fmt.Sprintf("'%s'@'%s'", a.User, a.Host)
-}
-
 // localUser is the configured user with the name (checked already).
 func (c *Config) localUser(name string) *User {
 	for i, u := range c.localUsers() {
@@ -283,6 +247,9 @@ func (c *Config) Validate() error {
 		if _, err := c.Users[i].stage2(); err != nil {
 			return err
 		}
+	}
+	if err := checkProfileUsers(c.ProfileUsers); err != nil {
+		return err
 	}
 	switch c.Auth {
 	case "", AuthPassThrough:

@@ -17,14 +17,17 @@ import (
 
 // fakeFE is a MySQL-protocol server (go-mysql's server package) that
 // answers SHOW BACKENDS and SHOW COMPUTE NODES with the given rows, as a
-// broken or hostile FE could.
+// broken or hostile FE could, and CURRENT_USER() as a StarRocks or Doris FE
+// writes it (no FE runs here: both are Java builds from Maven Central).
 type fakeFE struct {
-	cols    []string
-	rows    [][]string
-	cnCols  []string // nil: SHOW COMPUTE NODES fails, as on Doris
-	cnRows  [][]string
-	queries []string
-	mu      sync.Mutex
+	cols   []string
+	rows   [][]string
+	cnCols []string // nil: SHOW COMPUTE NODES fails, as on Doris
+	cnRows [][]string
+	// currentUser answers SELECT CURRENT_USER(), as the FE writes it.
+	currentUser string
+	queries     []string
+	mu          sync.Mutex
 }
 
 func (f *fakeFE) UseDB(string) error { return nil }
@@ -35,6 +38,8 @@ func (f *fakeFE) HandleQuery(q string) (*mysql.Result, error) {
 	cols, rows := f.cols, f.rows
 	switch strings.ToUpper(q) {
 	case "SHOW BACKENDS":
+	case "SELECT CURRENT_USER()":
+		cols, rows = []string{"CURRENT_USER()"}, [][]string{{f.currentUser}}
 	case "SHOW COMPUTE NODES":
 		if f.cnCols == nil {
 			return nil, mysql.NewError(mysql.ER_PARSE_ERROR, "Unknown statement")

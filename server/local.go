@@ -51,6 +51,11 @@ func (s *session) interceptOne(query []byte) (bool, error) {
 	case parser.ShowBackends, parser.ShowComputeNodes, parser.ShowFrontends:
 		s.srv.deps.Metrics.Statement("show_backends")
 		return true, s.showBackends(query, stmt.Kind)
+	case parser.Kill:
+		if s.up != nil {
+			s.srv.deps.Metrics.Statement("forwarded")
+			return true, s.relayKill(append([]byte{mysql.COM_QUERY}, query...), stmt.Kill.ID, !stmt.Kill.Query)
+		}
 	}
 	s.srv.deps.Metrics.Statement("local")
 	return true, s.answerLocal(stmt, query)
@@ -92,6 +97,8 @@ func (s *session) route(query []byte) (stmt *parser.Statement, forward bool, err
 	}
 	switch stmt.Kind {
 	case parser.AdminExecute, parser.ShowBackends, parser.ShowComputeNodes, parser.ShowFrontends:
+		return stmt, false, nil
+	case parser.Kill: // relayed by the session, which also stops heapproxy's own statement (relayKill)
 		return stmt, false, nil
 	}
 	return stmt, s.up != nil, nil

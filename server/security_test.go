@@ -312,15 +312,8 @@ func nestedScalarSubqueries(n int) string {
 func killOrAbandon(t *testing.T, srv *Server, addr, heavy string) {
 	db := openSchema(t, addr, "root", "", "", "")
 	ctx := context.Background()
-	victim, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	victim, id := connWithID(t, db)
 	defer victim.Close()
-	var id int
-	if err := victim.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
-		t.Fatal(err)
-	}
 	result := make(chan error, 1)
 	go func() {
 		var n int64

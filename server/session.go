@@ -69,6 +69,11 @@ type session struct {
 	// cancelRunning stops the statement heapproxy is answering itself
 	// (KILL QUERY); nil between statements.
 	cancelRunning context.CancelCauseFunc
+	// upstreamID and upstreamAddr are the upstream's connection id (what
+	// the client's CONNECTION_ID() and KILL name) and address, once logged
+	// in (killRelayed).
+	upstreamID   uint32
+	upstreamAddr string
 }
 
 func newSession(s *Server, c net.Conn, id uint32) *session {

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	"go.uber.org/zap"
+
+	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 )
 
 // Why a statement heapproxy works on itself (a HeapProf call, a heapprof
@@ -113,4 +116,55 @@ func (s *session) owner() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.user
+}
+
+// relayKill relays KILL [QUERY] id (or COM_PROCESS_KILL) to the upstream,
+// which decides whether the client may kill that connection and kills what
+// runs there. When it agrees, the statement heapproxy answers itself for
+// the session holding that upstream connection (a dump, which the
+// upstream cannot see) is stopped too, and on KILL CONNECTION the session
+// is closed. Connection ids are the upstream's, so they are unique only per
+// upstream server: behind a load balancer several FEs count from 0. The
+// session is found by id and upstream address; if that still names more
+// than one, none is touched and the ambiguity is logged.
+func (s *session) relayKill(data []byte, id uint32, connection bool) error {
+	if err := s.forwardCommand(command{data: data}); err != nil {
+		return s.upstreamLost(err)
+	}
+	p, err := s.up.ReadPacket(maxHandshakePacket)
+	if err != nil {
+		return s.upstreamLost(err)
+	}
+	if len(p) > 0 && p[0] == mysqlwire.HdrOK {
+		s.status = mysqlwire.OKStatus(p)
+		s.stopRelayedTarget(id, connection)
+	}
+	if err := s.client.WritePacket(p); err != nil {
+		return err
+	}
+	return s.client.Flush()
+}
+
+func (s *session) stopRelayedTarget(id uint32, connection bool) {
+	s.mu.Lock()
+	addr := s.upstreamAddr
+	s.mu.Unlock()
+	var targets []*session
+	for _, t := range s.srv.sessionList() {
+		t.mu.Lock()
+		if t.upstreamID == id && t.upstreamAddr == addr && addr != "" {
+			targets = append(targets, t)
+		}
+		t.mu.Unlock()
+	}
+	switch {
+	case len(targets) > 1:
+		s.log.Warn("KILL names several sessions on one upstream address (a load balancer in front of several servers?); heapproxy stopped none of their own statements",
+			zap.Uint32("upstream_conn", id), zap.Int("sessions", len(targets)))
+	case len(targets) == 1 && targets[0] != s:
+		targets[0].killQuery()
+		if connection {
+			targets[0].closeConns()
+		}
+	}
 }

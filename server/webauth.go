@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -105,11 +104,7 @@ func (a *WebAuthenticator) upstreamAccount(ctx context.Context, user, password s
 	if err != nil {
 		return Account{}, err
 	}
-	i := strings.LastIndexByte(cell, '@')
-	if i < 0 {
-		return Account{}, fmt.Errorf("unexpected CURRENT_USER() %q", cell)
-	}
-	return Account{User: cell[:i], Host: cell[i+1:], Known: true}, nil
+	return parseAccount(cell)
 }
 
 // unwrapMyError finds the server's error packet in a client error.
