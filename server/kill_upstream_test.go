@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,23 +17,33 @@ import (
 	"github.com/heapproxy/heapproxy/backends"
 )
 
-// hangingNode is a node that accepts and never answers, until the test ends.
-func hangingNode(t *testing.T) int {
+// hangingNode is a node that accepts and never answers; hangUp (run also
+// when the test ends) closes what it accepted.
+func hangingNode(t *testing.T) (port int, hangUp func()) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
+	done := make(chan struct{})
+	var once sync.Once
+	hangUp = func() { once.Do(func() { close(done) }) }
+	t.Cleanup(func() {
+		ln.Close()
+		hangUp()
+	})
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			t.Cleanup(func() { c.Close() })
+			go func() {
+				<-done // held open, never answered
+				c.Close()
+			}()
 		}
 	}()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ln.Addr().(*net.TCPAddr).Port, hangUp
 }
 
 // In front of an upstream, KILL goes to the upstream, which decides who may
@@ -43,7 +54,7 @@ func hangingNode(t *testing.T) int {
 // the CLI's Ctrl-C did nothing.
 func TestKillStopsADumpInFrontOfUpstream(t *testing.T) {
 	rootExec(t, "CREATE USER IF NOT EXISTS nokill@'%' IDENTIFIED BY 'pw'; CREATE USER IF NOT EXISTS nokill@localhost IDENTIFIED BY 'pw'")
-	port := hangingNode(t)
+	port, _ := hangingNode(t)
 	reg := backends.NewRegistry(backends.Options{Timeout: 60 * time.Second})
 	reg.Add(backends.SelfNode(1), backends.Node{ID: 10009, Kind: backends.Go, Host: "127.0.0.1", HTTPPort: port})
 	srv := startProxyDeps(t, Config{Upstream: env.addr, ProfileUsers: []string{"app"}}, Deps{Registry: reg, SelfID: 1, Snapshots: testStore(t)})

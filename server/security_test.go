@@ -367,25 +367,7 @@ func killOrAbandon(t *testing.T, srv *Server, addr, heavy string) {
 // lost that race once); once the healthy graph is in, the node hangs up, and
 // the waiting dump must report that as its error.
 func TestDumpSlotNotHeldWhileWaitingOnANode(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	hangUp := make(chan struct{})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				<-hangUp // held open, never answered
-				c.Close()
-			}()
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port, hangUp := hangingNode(t)
 	reg := backends.NewRegistry(backends.Options{Timeout: 60 * time.Second})
 	reg.Add(backends.SelfNode(1), backends.Node{ID: 10009, Kind: backends.Go, Host: "127.0.0.1", HTTPPort: port})
 	srv := startProxyDeps(t, Config{MaxDumps: 1}, Deps{Registry: reg, SelfID: 1, Snapshots: testStore(t)})
@@ -415,7 +397,7 @@ func TestDumpSlotNotHeldWhileWaitingOnANode(t *testing.T) {
 		// which answers only after it.
 		t.Error("no answer from either node in 45 s: the waiting dump holds the slot")
 	}
-	close(hangUp)
+	hangUp()
 	if second := <-order; !strings.HasPrefix(second, "dead node: ") || strings.HasSuffix(second, "<nil>") {
 		t.Errorf("dead node: %q, want its error", second)
 	}

@@ -131,16 +131,13 @@ func (s *session) relayKill(data []byte, id uint32, connection bool) error {
 	if err := s.forwardCommand(command{data: data}); err != nil {
 		return s.upstreamLost(err)
 	}
-	p, err := s.up.ReadPacket(maxHandshakePacket)
+	head, err := mysqlwire.RelayPacket(s.client, s.up)
 	if err != nil {
 		return s.upstreamLost(err)
 	}
-	if len(p) > 0 && p[0] == mysqlwire.HdrOK {
-		s.status = mysqlwire.OKStatus(p)
+	if len(head) > 0 && head[0] == mysqlwire.HdrOK {
+		s.status = mysqlwire.OKStatus(head)
 		s.stopRelayedTarget(id, connection)
-	}
-	if err := s.client.WritePacket(p); err != nil {
-		return err
 	}
 	return s.client.Flush()
 }
@@ -152,7 +149,7 @@ func (s *session) stopRelayedTarget(id uint32, connection bool) {
 	var targets []*session
 	for _, t := range s.srv.sessionList() {
 		t.mu.Lock()
-		if t.upstreamID == id && t.upstreamAddr == addr && addr != "" {
+		if t.upstreamID == id && t.upstreamAddr == addr {
 			targets = append(targets, t)
 		}
 		t.mu.Unlock()
