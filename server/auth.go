@@ -115,11 +115,10 @@ func (s *session) checkLocalPassword(user string, reply, salt []byte) bool {
 }
 
 // loginUpstream relays authentication to the upstream: heapproxy greets the
-// client with the upstream's version and its own salt, forwards the
-// client's login naming a plugin the upstream does not know, so the upstream
-// answers with an auth switch carrying its own salt, and relays that
-// exchange. The client's password is checked by the upstream alone and never
-// seen by heapproxy (TiProxy's technique).
+// client with the upstream's version and challenge, forwards the client's
+// login with the client's own plugin and answer, and relays the rest of the
+// exchange. The client's password is checked by the upstream alone.
+// (greetingChallenge says why the challenge is the upstream's.)
 func (s *session) loginUpstream(deadline time.Time) error {
 	c, err := net.DialTimeout("tcp", s.srv.cfg.Upstream, s.srv.cfg.Timeouts.Connect)
 	if err != nil {
@@ -150,7 +149,7 @@ func (s *session) loginUpstream(deadline time.Time) error {
 	if s.srv.clientTLS != nil {
 		caps |= mysql.CLIENT_SSL
 	}
-	salt := newSalt()
+	salt, plugin := s.greetingChallenge(ug)
 	s.salt = salt
 	g := &mysqlwire.Greeting{
 		Version: ug.Version,
@@ -159,7 +158,7 @@ func (s *session) loginUpstream(deadline time.Time) error {
 		Caps:    caps,
 		Charset: ug.Charset,
 		Status:  ug.Status,
-		Plugin:  nativePassword,
+		Plugin:  plugin,
 	}
 	r, err := s.handshake(g)
 	if err != nil {
@@ -200,7 +199,7 @@ func (s *session) loginUpstream(deadline time.Time) error {
 		User:      r.User,
 		Auth:      r.Auth,
 		DB:        r.DB,
-		Plugin:    passThroughPlugin,
+		Plugin:    s.upstreamPlugin(r.Plugin),
 		Attrs:     r.Attrs,
 	}
 	if s.srv.upstreamTLS != nil {
@@ -229,6 +228,46 @@ func (s *session) loginUpstream(deadline time.Time) error {
 	}
 	s.learnAccount()
 	return nil
+}
+
+// greetingChallenge is the salt and plugin heapproxy's greeting offers a
+// client in front of upstream ug. In passthrough they are the upstream's
+// own, so the client's first answer is one the upstream accepts as if sent
+// to it directly. That is the only way in for logins that must name their
+// plugin in the first packet: StarRocks up to 3.3.9 and 3.4.0 answers any
+// plugin but mysql_native_password and mysql_clear_password with a switch
+// to native, so its LDAP users must send mysql_clear_password and their
+// Kerberos users authentication_kerberos_client at once
+// (fe-core mysql/MysqlProto.java negotiate). StarRocks also checks
+// COM_CHANGE_USER against the greeting's salt with no auth switch
+// (MysqlProto.changeUser), every release to 3.5. Under auth: local
+// heapproxy checks the password itself, against a salt of its own.
+func (s *session) greetingChallenge(ug *mysqlwire.Greeting) (salt []byte, plugin string) {
+	if s.srv.cfg.Auth == AuthLocal || len(ug.Salt) != 20 {
+		return newSalt(), nativePassword
+	}
+	s.upstreamSalt = true
+	if ug.Plugin == "" {
+		return ug.Salt, nativePassword
+	}
+	return ug.Salt, ug.Plugin
+}
+
+// upstreamPlugin is the plugin heapproxy names upstream for a login (or
+// COM_CHANGE_USER) whose client named plugin. A client that answered the
+// upstream's own salt is forwarded as it is. One that answered
+// heapproxy's salt (a pre-4.1 upstream with a short salt) is forwarded
+// naming a plugin no server implements, so the upstream answers with an
+// auth switch carrying its challenge, which the client then answers
+// (pingcap/tiproxy's technique).
+func (s *session) upstreamPlugin(plugin string) string {
+	switch {
+	case !s.upstreamSalt:
+		return passThroughPlugin
+	case plugin == "":
+		return nativePassword // what a server takes a client without plugin auth to answer
+	}
+	return plugin
 }
 
 // learnAccount asks the upstream which account it authenticated

@@ -64,6 +64,42 @@ func TestPassThroughAuth(t *testing.T) {
 	}
 }
 
+// A user whose plugin takes the password in clear text (as LDAP and PAM
+// users') logs in through heapproxy as directly: naming
+// mysql_clear_password in the first packet (forwarded as the client wrote
+// it), or answering MariaDB's switch to it. Wrong passwords get MariaDB's
+// 1045 either way.
+func TestClearTextLogin(t *testing.T) {
+	srv := upstreamProxy(t)
+	ph, pp := hostPort(srv)
+	dh, dp, _ := net.SplitHostPort(env.addr)
+	for _, c := range []struct {
+		name, password string
+		args           []string
+		want           string
+	}{
+		{"first packet", "clearpass", []string{"--default-auth=mysql_clear_password"}, "clr@localhost"},
+		{"auth switch", "clearpass", nil, "clr@localhost"},
+		{"first packet, wrong password", "nope", []string{"--default-auth=mysql_clear_password"}, "ERROR 1045 (28000): Access denied for user 'clr'@'localhost' (using password: YES)"},
+		{"auth switch, wrong password", "nope", nil, "ERROR 1045 (28000): Access denied for user 'clr'@'localhost' (using password: YES)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"-N", "-e", "SELECT CURRENT_USER()"}, c.args...)
+			direct, derr := cli(t, dh, dp, "clr", c.password, args...)
+			proxied, perr := cli(t, ph, pp, "clr", c.password, args...)
+			if strings.TrimSpace(direct) != c.want || (derr == nil) != (perr == nil) || proxied != direct {
+				t.Fatalf("want %q\ndirect: %v %q\nthrough heapproxy: %v %q", c.want, derr, direct, perr, proxied)
+			}
+		})
+	}
+	// go-sql-driver answers the switch when it may send clear text.
+	db := openDB(t, srv.Addr().String(), "clr", "clearpass", "allowCleartextPasswords=true")
+	var u string
+	if err := db.QueryRow("SELECT CURRENT_USER()").Scan(&u); err != nil || u != "clr@localhost" {
+		t.Fatalf("go driver clear text: %v %q", err, u)
+	}
+}
+
 // COM_CHANGE_USER through MySQLdb (Debian python3-mysqldb): the new user is
 // authenticated by the upstream through a fresh auth switch.
 func TestChangeUser(t *testing.T) {

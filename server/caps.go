@@ -2,9 +2,11 @@ package server
 
 import "github.com/go-mysql-org/go-mysql/mysql"
 
-// passThroughPlugin is a plugin name no server implements: naming it in the
-// handshake response makes the upstream answer with an AuthSwitchRequest
-// carrying its own salt, which the client then answers directly.
+// passThroughPlugin is a plugin name no server implements: naming it in a
+// login or COM_CHANGE_USER makes the upstream answer with an
+// AuthSwitchRequest carrying its own challenge. heapproxy uses it when it
+// answers for a user itself (auth: local) and when the client answered a
+// challenge other than the upstream's (upstreamPlugin).
 const passThroughPlugin = "heapproxy_pass_through"
 
 // proxyCaps are the capabilities heapproxy can relay. DEPRECATE_EOF is left

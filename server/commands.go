@@ -251,8 +251,8 @@ func (s *session) relayPrepare() error { return relay.Prepare(s.client, s.up) }
 
 // changeUser answers COM_CHANGE_USER exactly like a first login: checked
 // against heapproxy's user list under auth: local and on the embedded
-// default, else relayed with the plugin renamed, so the upstream
-// re-authenticates through an auth switch with a fresh salt of its own.
+// default, else relayed to the upstream as the client wrote it (the client
+// answered the upstream's own salt: greetingChallenge).
 // A refused change ends the session, as on MySQL.
 func (s *session) handleChangeUser(cmd command) error {
 	if cmd.more {
@@ -278,7 +278,7 @@ func (s *session) handleChangeUser(cmd command) error {
 }
 
 func (s *session) changeUserUpstream(cu *mysqlwire.ChangeUser) error {
-	cu.Plugin = passThroughPlugin
+	cu.Plugin = s.upstreamPlugin(cu.Plugin)
 	s.up.ResetSeq()
 	if err := s.up.WritePacket(cu.Encode(s.caps | mysql.CLIENT_PLUGIN_AUTH)); err != nil {
 		return s.upstreamLost(err)

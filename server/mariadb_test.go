@@ -79,12 +79,16 @@ func startMariaDB() (*testEnv, error) {
 	}
 	e.db, err = mariadbtest.Start(mariadbtest.Options{TCP: true, Args: []string{
 		"--max-allowed-packet=256M", "--local-infile=1", "--innodb-buffer-pool-size=256M",
-		"--ssl-cert=" + e.certFile, "--ssl-key=" + e.keyFile}})
+		"--ssl-cert=" + e.certFile, "--ssl-key=" + e.keyFile,
+		"--plugin-maturity=unknown"}}) // auth_test_plugin is a test plugin
 	if err != nil {
 		e.stop()
 		return nil, err
 	}
 	e.addr, e.socket = e.db.Addr, e.db.Socket
+	// clr logs in with mysql_clear_password, as LDAP and PAM users do:
+	// cleartext_plugin_server of auth_test_plugin (Debian's mariadb-test)
+	// compares the clear text with its AS string.
 	setup := `
 INSTALL SONAME 'auth_ed25519';
 CREATE USER app@'%' IDENTIFIED BY 'secret';
@@ -95,6 +99,11 @@ CREATE USER edu@'%' IDENTIFIED VIA ed25519 USING PASSWORD('edpass');
 CREATE USER edu@localhost IDENTIFIED VIA ed25519 USING PASSWORD('edpass');
 GRANT ALL ON *.* TO edu@'%';
 GRANT ALL ON *.* TO edu@localhost;
+INSTALL SONAME 'auth_test_plugin';
+CREATE USER clr@'%' IDENTIFIED VIA cleartext_plugin_server AS 'clearpass';
+CREATE USER clr@localhost IDENTIFIED VIA cleartext_plugin_server AS 'clearpass';
+GRANT SELECT ON *.* TO clr@'%';
+GRANT SELECT ON *.* TO clr@localhost;
 CREATE DATABASE t;`
 	if out, err := exec.Command("mariadb", "--no-defaults", "-uroot", "-S", e.socket, "-e", setup).CombinedOutput(); err != nil {
 		e.stop()

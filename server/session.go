@@ -37,10 +37,13 @@ type session struct {
 	// profile_users is checked against.
 	account Account
 	salt    []byte // the greeting's challenge (COM_CHANGE_USER answers it too)
-	db      string
-	status  uint16                     // last server status flags the client saw
-	vars    map[string]mysqlwire.Value // SET values on the embedded default
-	sql     *sqlview.Session           // state in the heapprof SQL engine, made on first use
+	// upstreamSalt: the greeting offered the upstream's own challenge, so
+	// the client's answers are forwarded as written (greetingChallenge).
+	upstreamSalt bool
+	db           string
+	status       uint16                     // last server status flags the client saw
+	vars         map[string]mysqlwire.Value // SET values on the embedded default
+	sql          *sqlview.Session           // state in the heapprof SQL engine, made on first use
 	// charsets are the connection's character sets on the embedded
 	// default (charset.go), loginCharsets those the login asked for
 	// (COM_RESET_CONNECTION goes back to them); zero with an upstream.
