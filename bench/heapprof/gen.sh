@@ -122,29 +122,38 @@ fi
     echo "int main() { std::vector<void *> keep; for (int d = 0; d < $depths; d++) for (int n = 0; n < $executed; n++) at_depth(d, keep, n); return keep.empty(); }"
   fi
 } > main.cc
+# The compiler line is single-quoted: it is the inner shell's, given its arguments.
+# shellcheck disable=SC2016
 for f in f*.cc main.cc; do
   o="${f%.cc}.o"
+  # shellcheck disable=SC3013 # dash, which runs this, has -nt
   if [ ! -f "$o" ] || [ "$f" -nt "$o" ]; then
     echo "$f"
   fi
-done | xargs -r -P "$(nproc)" -I{} sh -c "g++ -g $opt $pic -c -o \"\$(basename {} .cc).o\" {}"
+done | xargs -r -P "$(nproc)" -I{} sh -c 'g++ -g "$1" $2 -c -o "$(basename "$3" .cc).o" "$3"' sh "$opt" "$pic" {}
+# The objects' names, one word each (f0.o f1.o ...), split where used.
 objs=$(i=0; while [ "$i" -lt "$files" ]; do echo "f$i.o"; i=$((i + 1)); done)
 case $kind in
 exe)
+  # shellcheck disable=SC2086 # $objs: one word per object
   g++ -g "$opt" -o ../big main.o $objs -ljemalloc
   ;;
 so)
   # main.o is the only object of big; libbig.so is found next to it.
+  # shellcheck disable=SC2086 # $objs: one word per object
   g++ -g "$opt" -shared -o ../libbig.so $objs
+  # shellcheck disable=SC2016 # $ORIGIN is the dynamic linker's, not the shell's
   g++ -g "$opt" -o ../big main.o -L.. -lbig -Wl,-rpath,'$ORIGIN' -ljemalloc
   ;;
 server)
+  # shellcheck disable=SC2086 # $objs: one word per object
   g++ -g "$opt" -pie -Wl,-z,now -o ../big main.o $objs -ljemalloc -pthread
   ;;
 esac
 cd ..
 rm -f big.*.heap
 MALLOC_CONF=prof:true,lg_prof_sample:0,prof_final:true,prof_prefix:"$out/big" ./big
-mv "$(ls "$out"/big.*.heap | head -1)" big.heap
+set -- "$out"/big.*.heap
+mv "$1" big.heap
 echo "$files $funcs $executed $depths $opt $kind" > big.args
 ls -la big big.heap

@@ -72,7 +72,8 @@ program() {
     echo "profiling $dir/big again: its profile names another path" >&2
     rm -f "$dir"/big.*.heap
     MALLOC_CONF=prof:true,lg_prof_sample:0,prof_final:true,prof_prefix:"$dir/big" "$dir/big"
-    mv "$(ls "$dir"/big.*.heap | head -1)" "$dir/big.heap"
+    local heaps=("$dir"/big.*.heap)
+    mv "${heaps[0]}" "$dir/big.heap"
   fi
   echo "$dir"
 }
@@ -138,14 +139,14 @@ maxcol() { sort -g -k"$2","$2" "$1" | tail -1 | awk -v c="$2" '{ print $c }'; }
 bench() {
   local name=$1 bin=$2 prof=$3
   for _ in $(seq "$runs"); do
-    timed $name.jeprof "$tmp/jeprof.dot" jeprof --dot "$bin" "$prof"
+    timed "$name.jeprof" "$tmp/jeprof.dot" jeprof --dot "$bin" "$prof"
     # heapproxy's runs are short: HP_RUNS of them per jeprof run.
     for _ in $(seq "$hp_runs"); do
-      timed $name.heapproxy "$tmp/heapproxy.dot" "$tmp/heapproxy" dot "$bin" "$prof"
+      timed "$name.heapproxy" "$tmp/heapproxy.dot" "$tmp/heapproxy" dot "$bin" "$prof"
     done
     # The same pipeline in a process of its own, without heapproxy's
     # command line: parse, symbolize and render one after the other.
-    timed $name.pipeline /dev/null "$tmp/symbench" -jeprof=false -warm=false -dot "$bin" "$prof"
+    timed "$name.pipeline" /dev/null "$tmp/symbench" -jeprof=false -warm=false -dot "$bin" "$prof"
   done
   # Memory of the whole process tree (jeprof runs nm and addr2line beside
   # Perl), sampled every millisecond in runs of their own.

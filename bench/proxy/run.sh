@@ -344,6 +344,7 @@ for w in $WORKLOADS; do
 			steal[$w.$th.$tg]=${rs[$tg]# }
 			pstat[$w.$th.$tg]=${ps[$tg]:-}
 			dbcpu[$w.$th.$tg]=$(awk -v d="${nd[$tg]}" -v hz="$clk_tck" -v q="${nq[$tg]}" 'BEGIN {printf "%.3f", d / hz / q * 10000}')
+			# shellcheck disable=SC2086 # one QPS per round, space-separated
 			rounds[$w.$th.$tg]=$(printf '%s\n' ${rq[$tg]} | awk '{printf "%s%.1f", (NR > 1 ? " " : ""), $1 / 1000}')
 			# Each round's ratio to HAProxy's QPS in the same round (the two
 			# ran back to back), as min-median-max: how far one cell moves

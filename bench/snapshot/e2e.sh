@@ -28,7 +28,7 @@ runs=${RUNS:-5}
 nodeport=${NODE_PORT:-18140}
 port=${PORT:-19130}
 for dir in "${dirs[@]}"; do
-  [ -s "$dir/big" ] && [ -s "${PROF:-$dir/big.heap}" ] || { echo "e2e.sh: $dir/big or its dump is missing: run bench/heapprof/run.sh (or gen.sh $dir)" >&2; exit 1; }
+  if [ ! -s "$dir/big" ] || [ ! -s "${PROF:-$dir/big.heap}" ]; then echo "e2e.sh: $dir/big or its dump is missing: run bench/heapprof/run.sh (or gen.sh $dir)" >&2; exit 1; fi
 done
 command -v mariadb >/dev/null || { echo "e2e.sh: the mariadb client is required" >&2; exit 1; }
 srcs=("$@")
@@ -45,7 +45,7 @@ prof=${PROF:-$dir/big.heap}
 bin=$(realpath "$dir/big")
 "$tmp/nodes" -n 1 -base "$nodeport" "$prof" >"$tmp/nodes.out" &
 nodes=$!
-pids+=($nodes)
+pids+=("$nodes")
 cat >"$tmp/config.yaml" <<EOF
 listen: 127.0.0.1:$port
 nodes:
@@ -57,7 +57,7 @@ admin() { sql "ADMIN EXECUTE ON 10001 'System.print(HeapProf.getInstance().$1)'"
 now() { date +%s.%N; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # stored waits until the data directory holds n snapshots (background saves).
-stored() { while [ "$(ls "$1/snapshots" 2>/dev/null | wc -l)" -lt "$2" ]; do sleep 0.02; done; }
+stored() { while [ "$(find "$1/snapshots" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)" -lt "$2" ]; do sleep 0.02; done; }
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$nodeport/pprof/heap" && break; sleep 0.05; done
 
 echo "End-to-end dump over SQL, $(date -u +%FT%TZ), $(nproc) CPU(s), load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -77,7 +77,7 @@ for src in "${srcs[@]}"; do
     echo "$t1 - $t0" | bc -l >>"$tmp/fetch"
     "$tmp/heapproxy.$n" --config "$tmp/config.yaml" --data-dir "$data" --log-level error 2>"$tmp/err" &
     hp=$!
-    pids+=($hp)
+    pids+=("$hp")
     for _ in $(seq 300); do sql "SELECT 1" >/dev/null 2>&1 && break; kill -0 $hp 2>/dev/null || { cat "$tmp/err" >&2; exit 1; }; sleep 0.05; done
     t0=$(now); admin "dump_dot_snapshot()" >"$tmp/cold.dot"; t1=$(now)
     echo "$t1 - $t0" | bc -l >>"$tmp/cold"

@@ -27,7 +27,7 @@ prof=${PROF:-$dir/big.heap}
 bin=$(realpath "$dir/big")
 base=${BASE_PORT:-18040}
 port=${PORT:-19030}
-[ -s "$prof" ] && [ -s "$bin" ] || { echo "fanout.sh: $dir/big and $prof are missing: run bench/heapprof/gen.sh $dir" >&2; exit 1; }
+if [ ! -s "$prof" ] || [ ! -s "$bin" ]; then echo "fanout.sh: $dir/big and $prof are missing: run bench/heapprof/gen.sh $dir" >&2; exit 1; fi
 command -v mariadb >/dev/null || { echo "fanout.sh: the mariadb client is required" >&2; exit 1; }
 srcs=("$@")
 [ ${#srcs[@]} -gt 0 ] || srcs=("$repo")
@@ -70,7 +70,7 @@ for src in "${srcs[@]}"; do
   data=$tmp/data.$n
   "$tmp/heapproxy.$n" --config "$tmp/config.yaml" --data-dir "$data" --log-level error 2>"$tmp/heapproxy.$n.err" &
   hp=$!
-  pids+=($hp)
+  pids+=("$hp")
   for _ in $(seq 300); do sql "SELECT 1" >/dev/null 2>&1 && break; kill -0 $hp 2>/dev/null || { cat "$tmp/heapproxy.$n.err" >&2; exit 1; }; sleep 0.2; done
   # Warm: the first dump opens and indexes the binary.
   sql "ADMIN EXECUTE ON 10001 'System.print(HeapProf.getInstance().dump_dot_snapshot())'" >/dev/null
@@ -82,7 +82,7 @@ for src in "${srcs[@]}"; do
   sql "ADMIN EXECUTE ON ALL BACKENDS 'System.print(HeapProf.getInstance().dump_dot_snapshot())'" >"$tmp/all.out"
   t3=$(now); c3=$(cputicks $hp); d3=$(rundelay $hp)
   # Stored: list_snapshots counts on disk (the Dir's snapshots/ entries).
-  while [ "$(ls "$data/snapshots" | wc -l)" -lt $((nodes + 2)) ]; do sleep 0.05; done
+  while [ "$(find "$data/snapshots" -mindepth 1 -maxdepth 1 | wc -l)" -lt $((nodes + 2)) ]; do sleep 0.05; done
   t4=$(now); c4=$(cputicks $hp)
   peak=$(hwm $hp)
   ok=$(grep -c 'digraph' "$tmp/all.out" || true)

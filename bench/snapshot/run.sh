@@ -11,10 +11,10 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${XDG_CACHE_HOME:-$HOME/.cache}/heapproxy-bench/${SHAPE:-o2}
-[ -s "$dir/big" ] && [ -s "$dir/big.heap" ] || {
+if [ ! -s "$dir/big" ] || [ ! -s "$dir/big.heap" ]; then
   echo "run.sh: $dir/big or big.heap is missing: run make bench-heapprof first (or bench/heapprof/gen.sh)" >&2
   exit 1
-}
+fi
 cd "$repo"
 echo "## What a snapshot costs (snapcost, $dir)"
 echo
