@@ -19,7 +19,10 @@ import (
 	"github.com/heapproxy/heapproxy/internal/relay"
 )
 
-const nativePassword = "mysql_native_password"
+const (
+	nativePassword = "mysql_native_password"
+	clearPassword  = "mysql_clear_password"
+)
 
 // newSalt returns 20 random bytes without NUL, as servers send them.
 func newSalt() []byte {
@@ -173,23 +176,9 @@ func (s *session) loginUpstream(deadline time.Time) error {
 		s.account = Account{User: r.User, Known: true}
 	}
 	if s.srv.upstreamTLS != nil {
-		if ug.Caps&mysql.CLIENT_SSL == 0 {
-			s.sendError(upstreamUnavailable(s.srv.cfg.Upstream, errors.New("upstream does not offer TLS, upstream_tls is enabled")))
-			return errors.New("upstream does not offer TLS")
-		}
-		if err := s.up.WritePacket(mysqlwire.SSLRequest(s.caps&ug.Caps, r.MaxPacket, r.Charset)); err != nil {
-			return err
-		}
-		if err := s.up.Flush(); err != nil {
-			return err
-		}
-		conf := s.srv.upstreamTLS.Clone()
-		if conf.ServerName == "" {
-			conf.ServerName, _, _ = net.SplitHostPort(s.srv.cfg.Upstream)
-		}
-		if _, err := s.up.Upgrade(func(c net.Conn) *tls.Conn { return tls.Client(c, conf) }); err != nil {
+		if err := upgradeUpstreamTLS(s.up, ug, s.caps&ug.Caps, r.MaxPacket, r.Charset, s.srv.upstreamTLS, s.srv.cfg.Upstream); err != nil {
 			s.sendError(upstreamUnavailable(s.srv.cfg.Upstream, err))
-			return fmt.Errorf("upstream TLS: %w", err)
+			return err
 		}
 	}
 	fwd := &mysqlwire.HandshakeResponse{
@@ -277,7 +266,7 @@ func (s *session) upstreamPlugin(plugin string) string {
 // learned may not profile.
 func (s *session) learnAccount() {
 	s.account = Account{}
-	cell, err := s.queryUpstreamCell("SELECT CURRENT_USER()")
+	cell, err := queryCell(s.up, "SELECT CURRENT_USER()")
 	if err != nil {
 		s.log.Warn("cannot learn the upstream account; the session may not profile", zap.Error(err))
 		return
@@ -290,18 +279,18 @@ func (s *session) learnAccount() {
 	s.account = a
 }
 
-// queryUpstreamCell runs a query on the session's upstream connection
-// before the client's first command and returns the first column of its
-// first row (heapproxy's own question: nothing reaches the client).
-func (s *session) queryUpstreamCell(query string) (string, error) {
-	s.up.ResetSeq()
-	if err := s.up.WritePacket(append([]byte{mysql.COM_QUERY}, query...)); err != nil {
+// queryCell runs heapproxy's own query on an upstream connection (a
+// session's before the client's first command: nothing reaches the client)
+// and returns the first column of its first row.
+func queryCell(up *mysqlwire.Conn, query string) (string, error) {
+	up.ResetSeq()
+	if err := up.WritePacket(append([]byte{mysql.COM_QUERY}, query...)); err != nil {
 		return "", err
 	}
-	if err := s.up.Flush(); err != nil {
+	if err := up.Flush(); err != nil {
 		return "", err
 	}
-	p, err := s.up.ReadPacket(mysqlwire.InspectLimit)
+	p, err := up.ReadPacket(mysqlwire.InspectLimit)
 	switch {
 	case err != nil:
 		return "", err
@@ -311,7 +300,7 @@ func (s *session) queryUpstreamCell(query string) (string, error) {
 		return "", fmt.Errorf("%s: %w", query, mysqlwire.ParseErrPacket(p))
 	}
 	for { // column definitions up to EOF
-		if p, err = s.up.ReadPacket(mysqlwire.InspectLimit); err != nil {
+		if p, err = up.ReadPacket(mysqlwire.InspectLimit); err != nil {
 			return "", err
 		}
 		if mysqlwire.EndsRows(p) {
@@ -323,7 +312,7 @@ func (s *session) queryUpstreamCell(query string) (string, error) {
 	}
 	var cell string
 	for rows := 0; ; rows++ {
-		if p, err = s.up.ReadPacket(mysqlwire.InspectLimit); err != nil {
+		if p, err = up.ReadPacket(mysqlwire.InspectLimit); err != nil {
 			return "", err
 		}
 		if mysqlwire.EndsRows(p) {
@@ -349,45 +338,66 @@ func (s *session) queryUpstreamCell(query string) (string, error) {
 // challenge first answered), and hands the upstream's OK or ERR to the
 // client.
 func (s *session) authAs(first []byte, user, password string, salt []byte) error {
-	send := func(p []byte) error {
-		if err := s.up.WritePacket(p); err != nil {
-			return err
-		}
-		return s.up.Flush()
-	}
-	if err := send(first); err != nil {
+	if err := s.up.WritePacket(first); err != nil {
 		return err
 	}
+	if err := s.up.Flush(); err != nil {
+		return err
+	}
+	status, err := answerUpstreamAuth(s.up, password, salt, s.srv.upstreamTLS != nil)
+	var refused *mysql.MyError
+	if errors.As(err, &refused) {
+		s.sendError(refused)
+		return fmt.Errorf("upstream refused login as %s: %s", user, refused.Message)
+	}
+	if err != nil {
+		return err
+	}
+	s.status = status
+	return s.sendOK()
+}
+
+// answerUpstreamAuth answers the upstream's side of a login heapproxy makes
+// itself with password, once its first packet is sent: auth switches and
+// caching_sha2's fast and full paths (salt is the challenge the first packet
+// answered; overTLS says the connection is encrypted, where caching_sha2
+// takes the password itself). It returns the status flags of the
+// upstream's OK, or its ERR as a *mysql.MyError.
+func answerUpstreamAuth(up *mysqlwire.Conn, password string, salt []byte, overTLS bool) (uint16, error) {
+	send := func(p []byte) error {
+		if err := up.WritePacket(p); err != nil {
+			return err
+		}
+		return up.Flush()
+	}
 	for {
-		p, err := s.up.ReadPacket(maxHandshakePacket)
+		p, err := up.ReadPacket(maxHandshakePacket)
 		if err != nil {
-			return fmt.Errorf("upstream login: %w", err)
+			return 0, fmt.Errorf("upstream login: %w", err)
 		}
 		switch {
 		case len(p) == 0:
-			return errors.New("empty packet from upstream during login")
+			return 0, errors.New("empty packet from upstream during login")
 		case p[0] == mysqlwire.HdrOK:
-			s.status = mysqlwire.OKStatus(p)
-			return s.sendOK()
+			return mysqlwire.OKStatus(p), nil
 		case p[0] == mysqlwire.HdrErr:
-			s.sendError(mysqlwire.ParseErrPacket(p))
-			return fmt.Errorf("upstream refused login as %s: %s", user, mysqlwire.ParseErrPacket(p).Message)
+			return 0, mysqlwire.ParseErrPacket(p)
 		case p[0] == mysqlwire.HdrEOF: // auth switch: plugin NUL salt
 			rest := p[1:]
 			i := bytes.IndexByte(rest, 0)
 			if i < 0 {
-				return mysqlwire.ErrMalformed
+				return 0, mysqlwire.ErrMalformed
 			}
 			plugin := string(rest[:i])
 			salt = switchSalt(plugin, rest[i+1:])
 			auth, serr := scramble(plugin, salt, password)
 			if serr != nil {
-				return serr
+				return 0, serr
 			}
 			err = send(auth)
 		case p[0] == mysqlwire.HdrAuthMore && len(p) == 2 && p[1] == 3: // caching_sha2 fast auth: OK follows
 		case p[0] == mysqlwire.HdrAuthMore && len(p) == 2 && p[1] == 4: // caching_sha2 full auth
-			if s.srv.upstreamTLS != nil {
+			if overTLS {
 				err = send(append([]byte(password), 0))
 			} else {
 				err = send([]byte{2}) // ask for the server's RSA key
@@ -395,24 +405,52 @@ func (s *session) authAs(first []byte, user, password string, salt []byte) error
 		case p[0] == mysqlwire.HdrAuthMore: // the RSA public key
 			block, _ := pem.Decode(p[1:])
 			if block == nil {
-				return errors.New("upstream sent no PEM public key")
+				return 0, errors.New("upstream sent no PEM public key")
 			}
 			key, kerr := x509.ParsePKIXPublicKey(block.Bytes)
 			rsaKey, ok := key.(*rsa.PublicKey)
 			if kerr != nil || !ok {
-				return fmt.Errorf("upstream public key: %v", kerr)
+				return 0, fmt.Errorf("upstream public key: %v", kerr)
 			}
 			var enc []byte
 			if enc, err = mysql.EncryptPassword(password, salt, rsaKey); err == nil {
 				err = send(enc)
 			}
 		default:
-			return fmt.Errorf("unexpected packet 0x%02x during upstream login", p[0])
+			return 0, fmt.Errorf("unexpected packet 0x%02x during upstream login", p[0])
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 	}
+}
+
+// upgradeUpstreamTLS asks the upstream ug greeted on up for TLS and
+// upgrades to it (upstream_tls); addr names the server when conf does not.
+func upgradeUpstreamTLS(up *mysqlwire.Conn, ug *mysqlwire.Greeting, caps, maxPacket uint32, charset uint8, conf *tls.Config, addr string) error {
+	if ug.Caps&mysql.CLIENT_SSL == 0 {
+		return errors.New("upstream does not offer TLS, upstream_tls is enabled")
+	}
+	if err := up.WritePacket(mysqlwire.SSLRequest(caps, maxPacket, charset)); err != nil {
+		return err
+	}
+	if err := up.Flush(); err != nil {
+		return err
+	}
+	if _, err := up.Upgrade(func(c net.Conn) *tls.Conn { return tls.Client(c, upstreamTLSFor(conf, addr)) }); err != nil {
+		return fmt.Errorf("upstream TLS: %w", err)
+	}
+	return nil
+}
+
+// upstreamTLSFor is conf for a connection to addr: the server name is
+// addr's host unless upstream_tls names one.
+func upstreamTLSFor(conf *tls.Config, addr string) *tls.Config {
+	conf = conf.Clone()
+	if conf.ServerName == "" {
+		conf.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	return conf
 }
 
 // switchSalt is the challenge in an auth switch request. The native and
@@ -435,6 +473,8 @@ func scramble(plugin string, salt []byte, password string) ([]byte, error) {
 		return mysql.CalcCachingSha2Password(salt, []byte(password)), nil
 	case "client_ed25519":
 		return mysql.CalcEd25519Password(salt, password)
+	case clearPassword: // NUL-terminated, as MariaDB's and MySQL's clients send it (Doris reads up to the NUL)
+		return append([]byte(password), 0), nil
 	}
 	return nil, fmt.Errorf("upstream asks for auth plugin %q, which heapproxy cannot answer for a local user; use auth: passthrough", plugin)
 }

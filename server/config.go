@@ -213,7 +213,9 @@ func (c *Config) clientTLS() (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
-func (c *Config) upstreamTLS() (*tls.Config, error) {
+// UpstreamClientTLS is the TLS configuration of heapproxy's connections to
+// the upstream (upstream_tls; nil when it is off).
+func (c *Config) UpstreamClientTLS() (*tls.Config, error) {
 	if !c.UpstreamTLS.Enabled {
 		return nil, nil
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strings"
@@ -38,6 +39,9 @@ type FEDiscoverer struct {
 	// discovery.http_user, discovery.http_password(_file).
 	HTTPUser     string
 	HTTPPassword backends.Secret
+	// TLS is upstream_tls (Config.UpstreamClientTLS), nil when it is off:
+	// the discovery account logs in as every upstream connection does.
+	TLS *tls.Config
 
 	mu      sync.Mutex
 	compute map[int64]bool
@@ -53,6 +57,9 @@ func (d *FEDiscoverer) Discover(ctx context.Context) ([]backends.Node, error) {
 	defer cancel()
 	conn, err := client.ConnectWithContext(ctx, d.Addr, d.User, d.Password, "", timeout, func(c *client.Conn) error {
 		c.ReadTimeout, c.WriteTimeout = timeout, timeout
+		if d.TLS != nil {
+			c.SetTLSConfig(upstreamTLSFor(d.TLS, d.Addr))
+		}
 		return nil
 	})
 	if err != nil {

@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,8 +28,12 @@ type fakeFE struct {
 	cnRows [][]string
 	// currentUser answers SELECT CURRENT_USER(), as the FE writes it.
 	currentUser string
-	queries     []string
-	mu          sync.Mutex
+	// tls, when set, is offered to clients; tlsLogins counts the TLS
+	// handshakes made.
+	tls       *tls.Config
+	tlsLogins atomic.Int32
+	queries   []string
+	mu        sync.Mutex
 }
 
 func (f *fakeFE) UseDB(string) error { return nil }
@@ -99,7 +105,16 @@ func (f *fakeFE) serve(t *testing.T) string {
 				defer wg.Done()
 				defer c.Close()
 				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-				conn, err := gmserver.NewDefaultServer().NewConn(c, "monitor", "pw", f)
+				srv := gmserver.NewDefaultServer()
+				if f.tls != nil {
+					conf := f.tls.Clone()
+					conf.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+						f.tlsLogins.Add(1)
+						return nil, nil
+					}
+					srv = gmserver.NewServer("8.0.11", mysql.DEFAULT_COLLATION_ID, mysql.AUTH_NATIVE_PASSWORD, nil, conf)
+				}
+				conn, err := srv.NewConn(c, "monitor", "pw", f)
 				if err != nil {
 					return
 				}
@@ -184,5 +199,32 @@ func TestFEDiscovererHostileRows(t *testing.T) {
 				t.Errorf("registry holds %d nodes, want %d", got, c.wantCount+1)
 			}
 		})
+	}
+}
+
+// The discovery account logs in over upstream_tls as sessions do: to an FE
+// that offers TLS it uses it, and it refuses one that does not.
+func TestFEDiscovererUpstreamTLS(t *testing.T) {
+	cert, err := tls.LoadX509KeyPair(env.certFile, env.keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := []string{"BackendId", "IP", "HeartbeatPort", "BePort", "HttpPort", "BrpcPort", "LastStartTime", "LastHeartbeat", "Alive"}
+	rows := [][]string{{"10001", "10.0.0.1", "9050", "9060", "8040", "8060", "NULL", "NULL", "true"}}
+	withTLS := &fakeFE{cols: cols, rows: rows, tls: &tls.Config{Certificates: []tls.Certificate{cert}}}
+	// The StarRocks login stand-in offers no TLS, as an FE without
+	// ssl enabled (go-mysql's default server always does).
+	plain := &feLogin{native: map[string]string{"monitor": "pw"}}
+	upTLS, err := (&Config{UpstreamTLS: UpstreamTLSConfig{Enabled: true, InsecureSkipVerify: true}}).UpstreamClientTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &FEDiscoverer{Addr: withTLS.serve(t), User: "monitor", Password: "pw", Kind: backends.StarRocks, Timeout: 5 * time.Second, TLS: upTLS}
+	if nodes, err := d.Discover(context.Background()); err != nil || len(nodes) != 1 || withTLS.tlsLogins.Load() != 1 {
+		t.Errorf("FE offering TLS: %d nodes, %d TLS logins, %v; want 1, 1, nil", len(nodes), withTLS.tlsLogins.Load(), err)
+	}
+	d.Addr = plain.serve(t)
+	if _, err := d.Discover(context.Background()); err == nil || !strings.Contains(err.Error(), "TLS") {
+		t.Errorf("FE without TLS, upstream_tls on: %v, want a refusal naming TLS", err)
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os/exec"
@@ -14,10 +15,10 @@ import (
 	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 )
 
-// srLogin stands in for a StarRocks FE's login and COM_CHANGE_USER, as
+// feLogin stands in for an FE's login: no FE can run here (Java builds
+// from Maven Central). By default StarRocks', with COM_CHANGE_USER, as
 // fe-core mysql/MysqlProto.java does them at tag 3.3.9 (dfae8f9f), the
-// same in every 2.5.x to 3.3.9 and 3.4.0 release: no FE can run here (a
-// Java build from Maven Central). It is written from that file:
+// same in every 2.5.x to 3.3.9 and 3.4.0 release:
 //   - negotiate: a login naming a plugin other than mysql_native_password
 //     and mysql_clear_password gets an auth switch to mysql_native_password
 //     with the greeting's salt (MysqlHandshakePacket.buildAuthSwitchRequest),
@@ -27,13 +28,21 @@ import (
 //   - changeUser checks COM_CHANGE_USER against the greeting's salt, with
 //     no auth switch.
 //
+// With doris, an LDAP user's login as Doris' is at master 67714700 (the
+// same on 1.2 to 2.1): whatever the client's plugin, an auth switch to
+// mysql_clear_password with empty data (mysql/MysqlAuthSwitchPacket.java),
+// whose answer is read up to a NUL (mysql/MysqlClearTextPacket.java,
+// MysqlProto.readNulTerminateString, which throws on an answer without
+// one: the connection ends).
+//
 // Every query is answered with CURRENT_USER() as the FE writes it.
-type srLogin struct {
+type feLogin struct {
 	native map[string]string // user -> mysql_native_password password
 	ldap   map[string]string // user -> LDAP password
+	doris  bool
 }
 
-func (f *srLogin) serve(t *testing.T) string {
+func (f *feLogin) serve(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +60,7 @@ func (f *srLogin) serve(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func (f *srLogin) session(c net.Conn, id uint32) {
+func (f *feLogin) session(c net.Conn, id uint32) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(30 * time.Second))
 	w := mysqlwire.NewConn(c)
@@ -73,7 +82,17 @@ func (f *srLogin) session(c net.Conn, id uint32) {
 		return
 	}
 	auth := r.Auth
-	if r.Plugin != "" && r.Plugin != nativePassword && r.Plugin != "mysql_clear_password" {
+	if _, ldap := f.ldap[r.User]; ldap && f.doris {
+		if !send([]byte("\xfemysql_clear_password\x00\x00")) {
+			return
+		}
+		if auth, err = w.ReadPacket(1 << 20); err != nil {
+			return
+		}
+		if len(auth) == 0 || auth[len(auth)-1] != 0 {
+			return // BufferUnderflowException
+		}
+	} else if r.Plugin != "" && r.Plugin != nativePassword && r.Plugin != "mysql_clear_password" {
 		sw := append([]byte{mysqlwire.HdrEOF}, nativePassword+"\x00"...)
 		sw = append(append(sw, salt...), 0)
 		if !send(sw) {
@@ -124,7 +143,7 @@ func (f *srLogin) session(c net.Conn, id uint32) {
 }
 
 // check is MysqlProto.authenticate for the two kinds of user.
-func (f *srLogin) check(user string, auth, salt []byte) bool {
+func (f *feLogin) check(user string, auth, salt []byte) bool {
 	if pw, ok := f.native[user]; ok {
 		return bytes.Equal(auth, gomysql.CalcNativePassword(salt, []byte(pw)))
 	}
@@ -139,7 +158,7 @@ func (f *srLogin) check(user string, auth, salt []byte) bool {
 // `--default-auth mysql_clear_password --enable-cleartext-plugin`) and a
 // COM_CHANGE_USER get the FE's answer as they do directly.
 func TestLoginInFrontOfStarRocksFE(t *testing.T) {
-	fe := (&srLogin{native: map[string]string{"root": "rootpw", "ops": "opspw"}, ldap: map[string]string{"alice": "ldappw"}}).serve(t)
+	fe := (&feLogin{native: map[string]string{"root": "rootpw", "ops": "opspw"}, ldap: map[string]string{"alice": "ldappw"}}).serve(t)
 	srv := startProxy(t, Config{Upstream: fe})
 	for _, target := range []struct{ name, addr string }{{"direct", fe}, {"through heapproxy", srv.Addr().String()}} {
 		h, p, _ := net.SplitHostPort(target.addr)
@@ -201,5 +220,36 @@ echo $c->change_user("ops", "wrong", null) ? "changed\n" : "refused " . $c->errn
 				}
 			}
 		})
+	}
+}
+
+// The web view checks a Doris LDAP user's login by logging in upstream, and
+// Doris reads the clear-text answer up to a NUL, which MariaDB's and MySQL's
+// clients send, and go-mysql's client, which the web view used until
+// 2026-11-25, sent too: heapproxy's own login must keep it.
+func TestDorisLDAPWebLogin(t *testing.T) {
+	fe := (&feLogin{native: map[string]string{"root": "rootpw"}, ldap: map[string]string{"alice": "ldappw"}, doris: true}).serve(t)
+	h, p, _ := net.SplitHostPort(fe)
+	// The stand-in answers the mariadb CLI as Doris answers it.
+	if out, err := cli(t, h, p, "alice", "ldappw", "--connect-timeout=10", "-N", "-e", "SELECT CURRENT_USER()"); err != nil || strings.TrimSpace(out) != "'alice'@'%'" {
+		t.Fatalf("mariadb CLI to the Doris stand-in: %v %q", err, out)
+	}
+	a, err := NewWebAuthenticator(Config{Upstream: fe, ProfileUsers: []string{"alice", "root"}, Timeouts: DefaultConfig().Timeouts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		user, password string
+		want           bool
+	}{{"alice", "ldappw", true}, {"alice", "nope", false}, {"root", "rootpw", true}} {
+		if ok, err := a.Authenticate(context.Background(), c.user, c.password); ok != c.want || err != nil {
+			t.Errorf("web login %s/%s: %v %v, want %v", c.user, c.password, ok, err, c.want)
+		}
+	}
+	// And through heapproxy, a session of the same user.
+	srv := startProxy(t, Config{Upstream: fe})
+	ph, pp := hostPort(srv)
+	if out, err := cli(t, ph, pp, "alice", "ldappw", "--connect-timeout=10", "-N", "-e", "SELECT CURRENT_USER()"); err != nil || strings.TrimSpace(out) != "'alice'@'%'" {
+		t.Fatalf("mariadb CLI through heapproxy to the Doris stand-in: %v %q", err, out)
 	}
 }

@@ -104,6 +104,8 @@ CREATE USER clr@'%' IDENTIFIED VIA cleartext_plugin_server AS 'clearpass';
 CREATE USER clr@localhost IDENTIFIED VIA cleartext_plugin_server AS 'clearpass';
 GRANT SELECT ON *.* TO clr@'%';
 GRANT SELECT ON *.* TO clr@localhost;
+CREATE USER tlsu@'%' IDENTIFIED BY 'tlspw' REQUIRE SSL;
+CREATE USER tlsu@localhost IDENTIFIED BY 'tlspw' REQUIRE SSL;
 CREATE DATABASE t;`
 	if out, err := exec.Command("mariadb", "--no-defaults", "-uroot", "-S", e.socket, "-e", setup).CombinedOutput(); err != nil {
 		e.stop()

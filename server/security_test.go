@@ -408,7 +408,9 @@ func TestDumpSlotNotHeldWhileWaitingOnANode(t *testing.T) {
 func TestWebAuthenticator(t *testing.T) {
 	local := Config{Users: []User{{Name: "root"}, {Name: "ops", Password: "opspw"}, {Name: "viewer", Password: "v"}},
 		ProfileUsers: []string{"root", "ops"}, Timeouts: DefaultConfig().Timeouts}
-	upstream := Config{Upstream: env.addr, ProfileUsers: []string{"app"}, Timeouts: DefaultConfig().Timeouts}
+	upstream := Config{Upstream: env.addr, ProfileUsers: []string{"app", "clr", "tlsu"}, Timeouts: DefaultConfig().Timeouts}
+	upstreamTLS := upstream
+	upstreamTLS.UpstreamTLS = UpstreamTLSConfig{Enabled: true, InsecureSkipVerify: true}
 	for _, c := range []struct {
 		name           string
 		cfg            Config
@@ -424,9 +426,22 @@ func TestWebAuthenticator(t *testing.T) {
 		{"upstream profile user", upstream, "app", "secret", true},
 		{"upstream wrong password", upstream, "app", "wrong", false},
 		{"upstream user not in profile_users", upstream, "edu", "edpass", false},
+		{"upstream ed25519 user (auth switch)", Config{Upstream: env.addr, ProfileUsers: []string{"edu"}, Timeouts: DefaultConfig().Timeouts}, "edu", "edpass", true},
+		// MariaDB switches clr to mysql_clear_password, as Doris does its
+		// LDAP users (Doris reads the answer up to a NUL: TestDorisLDAPWebLogin).
+		{"upstream clear-text user", upstream, "clr", "clearpass", true},
+		{"upstream clear-text user, wrong password", upstream, "clr", "nope", false},
+		// tlsu is REQUIRE SSL: upstream_tls must hold for the web view's
+		// logins as for sessions'.
+		{"upstream_tls, user requiring TLS", upstreamTLS, "tlsu", "tlspw", true},
+		{"upstream_tls, password user", upstreamTLS, "app", "secret", true},
+		{"no upstream_tls, user requiring TLS", upstream, "tlsu", "tlspw", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			a := NewWebAuthenticator(c.cfg)
+			a, err := NewWebAuthenticator(c.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for range 2 { // the second answer may come from the cache
 				ok, err := a.Authenticate(context.Background(), c.user, c.password)
 				if err != nil || ok != c.want {

@@ -72,7 +72,7 @@ func New(cfg Config, log *zap.Logger, deps Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ut, err := cfg.upstreamTLS()
+	ut, err := cfg.UpstreamClientTLS()
 	if err != nil {
 		return nil, err
 	}

@@ -1,15 +1,19 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 )
 
 // WebAuthenticator checks HTTP basic auth for the web view with the same
@@ -19,6 +23,7 @@ import (
 // profile_users.
 type WebAuthenticator struct {
 	cfg Config
+	tls *tls.Config // upstream_tls, nil without
 
 	mu   sync.Mutex
 	seen map[[sha256.Size]byte]time.Time // upstream logins that passed, by hash of user and password
@@ -29,8 +34,12 @@ type WebAuthenticator struct {
 const webAuthTTL = time.Minute
 
 // NewWebAuthenticator checks web view credentials against cfg's users.
-func NewWebAuthenticator(cfg Config) *WebAuthenticator {
-	return &WebAuthenticator{cfg: cfg, seen: map[[sha256.Size]byte]time.Time{}}
+func NewWebAuthenticator(cfg Config) (*WebAuthenticator, error) {
+	conf, err := cfg.UpstreamClientTLS()
+	if err != nil {
+		return nil, err
+	}
+	return &WebAuthenticator{cfg: cfg, tls: conf, seen: map[[sha256.Size]byte]time.Time{}}, nil
 }
 
 // Authenticate reports whether user and password log in to an account in
@@ -82,42 +91,62 @@ func (a *WebAuthenticator) Authenticate(ctx context.Context, user, password stri
 	return true, nil
 }
 
-// upstreamAccount logs in to the upstream and asks which account it
-// authenticated.
+// upstreamAccount logs in to the upstream as user and asks which account
+// it authenticated. The login is heapproxy's own, as under auth: local
+// (answerUpstreamAuth): over upstream_tls when it is set, and answering
+// whatever plugin the upstream switches to, clear text included (a Doris or
+// MariaDB PAM/LDAP user).
 func (a *WebAuthenticator) upstreamAccount(ctx context.Context, user, password string) (Account, error) {
 	timeout := a.cfg.Timeouts.Connect
 	if d, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(d))
 	}
-	c, err := client.ConnectWithContext(ctx, a.cfg.Upstream, user, password, "", timeout)
-	if err != nil {
-		return Account{}, unwrapMyError(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(timeout))
-	r, err := c.Execute("SELECT CURRENT_USER()")
+	c, err := (&net.Dialer{Timeout: timeout}).DialContext(ctx, "tcp", a.cfg.Upstream)
 	if err != nil {
 		return Account{}, err
 	}
-	defer r.Close()
-	cell, err := r.GetString(0, 0)
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(timeout))
+	up := mysqlwire.NewConn(c)
+	p, err := up.ReadPacket(maxHandshakePacket)
+	if err != nil {
+		return Account{}, fmt.Errorf("read greeting: %w", err)
+	}
+	if len(p) > 0 && p[0] == mysqlwire.HdrErr {
+		return Account{}, mysqlwire.ParseErrPacket(p)
+	}
+	ug, err := mysqlwire.ParseGreeting(p)
+	if err != nil {
+		return Account{}, fmt.Errorf("parse greeting: %w", err)
+	}
+	const caps = mysql.CLIENT_PROTOCOL_41 | mysql.CLIENT_SECURE_CONNECTION | mysql.CLIENT_PLUGIN_AUTH |
+		mysql.CLIENT_LONG_PASSWORD | mysql.CLIENT_TRANSACTIONS | mysql.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
+	r := &mysqlwire.HandshakeResponse{Caps: caps & ug.Caps, MaxPacket: 1 << 24, Charset: mysqlwire.UTF8MB4GeneralCI, User: user}
+	if a.tls != nil {
+		if err := upgradeUpstreamTLS(up, ug, r.Caps, r.MaxPacket, r.Charset, a.tls, a.cfg.Upstream); err != nil {
+			return Account{}, err
+		}
+		r.Caps |= mysql.CLIENT_SSL
+	}
+	// Answer the greeting's plugin if heapproxy can; else native, which
+	// the upstream switches from.
+	r.Plugin = cmp.Or(ug.Plugin, nativePassword)
+	if r.Auth, err = scramble(r.Plugin, ug.Salt, password); err != nil {
+		r.Plugin = nativePassword
+		r.Auth = mysql.CalcNativePassword(ug.Salt, []byte(password))
+	}
+	if err := up.WritePacket(r.Encode()); err != nil {
+		return Account{}, err
+	}
+	if err := up.Flush(); err != nil {
+		return Account{}, err
+	}
+	if _, err := answerUpstreamAuth(up, password, ug.Salt, a.tls != nil); err != nil {
+		return Account{}, err
+	}
+	cell, err := queryCell(up, "SELECT CURRENT_USER()")
 	if err != nil {
 		return Account{}, err
 	}
 	return parseAccount(cell)
-}
-
-// unwrapMyError finds the server's error packet in a client error.
-func unwrapMyError(err error) error {
-	for e := err; e != nil; {
-		if me, ok := e.(*mysql.MyError); ok {
-			return me
-		}
-		u, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			break
-		}
-		e = u.Unwrap()
-	}
-	return err
 }

@@ -137,7 +137,11 @@ func run(args []string) error {
 		}
 		if !onLoopback(cfg.HTTP) {
 			// Profiles are for profile users: off loopback, a login.
-			opts.Authenticator = server.NewWebAuthenticator(cfg.Config)
+			a, err := server.NewWebAuthenticator(cfg.Config)
+			if err != nil {
+				return err
+			}
+			opts.Authenticator = a
 		}
 		h, err := web.New(opts)
 		if err != nil {
@@ -212,9 +216,13 @@ func wire(ctx context.Context, cfg *fileConfig, log *zap.Logger) (server.Deps, e
 		if err != nil {
 			return server.Deps{}, fmt.Errorf("discovery: %w", err)
 		}
+		upTLS, err := cfg.UpstreamClientTLS()
+		if err != nil {
+			return server.Deps{}, err
+		}
 		disc = &server.FEDiscoverer{Addr: cfg.Upstream, User: cfg.Discovery.User, Password: cfg.Discovery.Password,
 			Kind: kind, Timeout: cfg.Timeouts.Connect, AllowLinkLocal: cfg.Discovery.AllowLinkLocal,
-			HTTPUser: cfg.Discovery.HTTPUser, HTTPPassword: pw}
+			HTTPUser: cfg.Discovery.HTTPUser, HTTPPassword: pw, TLS: upTLS}
 		opts.Discoverer = disc
 	}
 	reg := backends.NewRegistry(opts)
