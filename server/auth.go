@@ -350,6 +350,10 @@ func (s *session) authAs(first []byte, user, password string, salt []byte) error
 		s.sendError(refused)
 		return fmt.Errorf("upstream refused login as %s: %s", user, refused.Message)
 	}
+	var plugin unanswerablePlugin
+	if errors.As(err, &plugin) { // the client hears why, not a lost connection
+		s.sendError(mysql.NewError(mysql.ER_NOT_SUPPORTED_AUTH_MODE, err.Error()))
+	}
 	if err != nil {
 		return err
 	}
@@ -476,7 +480,15 @@ func scramble(plugin string, salt []byte, password string) ([]byte, error) {
 	case clearPassword: // NUL-terminated, as MariaDB's and MySQL's clients send it (Doris reads up to the NUL)
 		return append([]byte(password), 0), nil
 	}
-	return nil, fmt.Errorf("upstream asks for auth plugin %q, which heapproxy cannot answer for a local user; use auth: passthrough", plugin)
+	return nil, unanswerablePlugin(plugin)
+}
+
+// unanswerablePlugin is an auth plugin an upstream asked heapproxy's own
+// login for that heapproxy has no answer to.
+type unanswerablePlugin string
+
+func (p unanswerablePlugin) Error() string {
+	return fmt.Sprintf("upstream asks for auth plugin %q, which heapproxy cannot answer for a local user; use auth: passthrough or an upstream account with a password plugin", string(p))
 }
 
 // relayAuth relays the authentication exchange until the upstream says OK

@@ -344,17 +344,22 @@ func TestShutdownTimeoutEndsRunningStatements(t *testing.T) {
 
 // auth: local in front of an upstream: heapproxy checks its own user list,
 // then logs in to MariaDB with each user's upstream account, answering the
-// upstream's plugin (native password, ed25519 after an auth switch).
+// upstream's plugin (native password, ed25519 and clear text after an auth
+// switch).
 func TestLocalAuthInFrontOfUpstream(t *testing.T) {
 	srv := startProxy(t, Config{Upstream: env.addr, Auth: AuthLocal, Users: []User{
 		{Name: "bob", Password: "bobpw", UpstreamUser: "app", UpstreamPassword: "secret"},
 		{Name: "eddie", PasswordHash: "*" + strings.ToUpper(fmt.Sprintf("%x", gomysql.NativePasswordHash([]byte("e")))), UpstreamUser: "edu", UpstreamPassword: "edpass"},
 		{Name: "stale", Password: "s", UpstreamUser: "app", UpstreamPassword: "old"},
+		{Name: "carol", Password: "c", UpstreamUser: "clr", UpstreamPassword: "clearpass"},
+		{Name: "dave", Password: "d", UpstreamUser: "dlg", UpstreamPassword: "dlgpw"},
 	}})
 	h, p := hostPort(srv)
 	for _, c := range []struct{ user, password, want string }{
 		{"bob", "bobpw", "app@"},
 		{"eddie", "e", "edu@"},
+		{"carol", "c", "clr@"},
+		{"dave", "d", `ERROR 1251 (08004): upstream asks for auth plugin "dialog", which heapproxy cannot answer for a local user`},
 		{"bob", "secret", "ERROR 1045 (28000): Access denied for user 'bob'"},
 		{"app", "secret", "ERROR 1045 (28000): Access denied for user 'app'"},
 		{"stale", "s", "ERROR 1045 (28000): Access denied for user 'app'"},

@@ -88,7 +88,9 @@ func startMariaDB() (*testEnv, error) {
 	e.addr, e.socket = e.db.Addr, e.db.Socket
 	// clr logs in with mysql_clear_password, as LDAP and PAM users do:
 	// cleartext_plugin_server of auth_test_plugin (Debian's mariadb-test)
-	// compares the clear text with its AS string.
+	// compares the clear text with its AS string. dlg asks two questions
+	// through the dialog plugin (dialog_examples' two_questions), which
+	// heapproxy's own logins cannot answer. tlsu must use TLS.
 	setup := `
 INSTALL SONAME 'auth_ed25519';
 CREATE USER app@'%' IDENTIFIED BY 'secret';
@@ -104,6 +106,9 @@ CREATE USER clr@'%' IDENTIFIED VIA cleartext_plugin_server AS 'clearpass';
 CREATE USER clr@localhost IDENTIFIED VIA cleartext_plugin_server AS 'clearpass';
 GRANT SELECT ON *.* TO clr@'%';
 GRANT SELECT ON *.* TO clr@localhost;
+INSTALL SONAME 'dialog_examples';
+CREATE USER dlg@'%' IDENTIFIED VIA two_questions AS 'dlgpw';
+CREATE USER dlg@localhost IDENTIFIED VIA two_questions AS 'dlgpw';
 CREATE USER tlsu@'%' IDENTIFIED BY 'tlspw' REQUIRE SSL;
 CREATE USER tlsu@localhost IDENTIFIED BY 'tlspw' REQUIRE SSL;
 CREATE DATABASE t;`
