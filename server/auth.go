@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/tls"
@@ -121,7 +122,6 @@ func (s *session) checkLocalPassword(user string, reply, salt []byte) bool {
 // client with the upstream's version and challenge, forwards the client's
 // login with the client's own plugin and answer, and relays the rest of the
 // exchange. The client's password is checked by the upstream alone.
-// (greetingChallenge says why the challenge is the upstream's.)
 func (s *session) loginUpstream(deadline time.Time) error {
 	c, err := net.DialTimeout("tcp", s.srv.cfg.Upstream, s.srv.cfg.Timeouts.Connect)
 	if err != nil {
@@ -152,7 +152,23 @@ func (s *session) loginUpstream(deadline time.Time) error {
 	if s.srv.clientTLS != nil {
 		caps |= mysql.CLIENT_SSL
 	}
-	salt, plugin := s.greetingChallenge(ug)
+	// In passthrough the greeting offers the upstream's own challenge, so
+	// the client's first answer is one the upstream accepts as if sent to
+	// it directly. That is the only way in for logins that must name their
+	// plugin in the first packet: StarRocks up to 3.3.9 and 3.4.0 answers
+	// any plugin but mysql_native_password and mysql_clear_password with a
+	// switch to native, so its LDAP users must send mysql_clear_password
+	// and its Kerberos users authentication_kerberos_client at once
+	// (fe-core mysql/MysqlProto.java negotiate). StarRocks also checks
+	// COM_CHANGE_USER against the greeting's salt with no auth switch
+	// (MysqlProto.changeUser), every release to 3.5. Under auth: local
+	// heapproxy checks the password itself, against a salt of its own, as
+	// it does for an upstream whose salt is not 4.1's 20 bytes.
+	s.upstreamSalt = s.srv.cfg.Auth != AuthLocal && len(ug.Salt) == 20
+	salt, plugin := newSalt(), nativePassword
+	if s.upstreamSalt {
+		salt, plugin = ug.Salt, cmp.Or(ug.Plugin, nativePassword)
+	}
 	s.salt = salt
 	g := &mysqlwire.Greeting{
 		Version: ug.Version,
@@ -176,7 +192,7 @@ func (s *session) loginUpstream(deadline time.Time) error {
 		s.account = Account{User: r.User, Known: true}
 	}
 	if s.srv.upstreamTLS != nil {
-		if err := upgradeUpstreamTLS(s.up, ug, s.caps&ug.Caps, r.MaxPacket, r.Charset, s.srv.upstreamTLS, s.srv.cfg.Upstream); err != nil {
+		if err := upgradeUpstreamTLS(s.up, ug, s.caps&ug.Caps, r.MaxPacket, r.Charset, s.srv.upstreamTLS); err != nil {
 			s.sendError(upstreamUnavailable(s.srv.cfg.Upstream, err))
 			return err
 		}
@@ -217,29 +233,6 @@ func (s *session) loginUpstream(deadline time.Time) error {
 	}
 	s.learnAccount()
 	return nil
-}
-
-// greetingChallenge is the salt and plugin heapproxy's greeting offers a
-// client in front of upstream ug. In passthrough they are the upstream's
-// own, so the client's first answer is one the upstream accepts as if sent
-// to it directly. That is the only way in for logins that must name their
-// plugin in the first packet: StarRocks up to 3.3.9 and 3.4.0 answers any
-// plugin but mysql_native_password and mysql_clear_password with a switch
-// to native, so its LDAP users must send mysql_clear_password and their
-// Kerberos users authentication_kerberos_client at once
-// (fe-core mysql/MysqlProto.java negotiate). StarRocks also checks
-// COM_CHANGE_USER against the greeting's salt with no auth switch
-// (MysqlProto.changeUser), every release to 3.5. Under auth: local
-// heapproxy checks the password itself, against a salt of its own.
-func (s *session) greetingChallenge(ug *mysqlwire.Greeting) (salt []byte, plugin string) {
-	if s.srv.cfg.Auth == AuthLocal || len(ug.Salt) != 20 {
-		return newSalt(), nativePassword
-	}
-	s.upstreamSalt = true
-	if ug.Plugin == "" {
-		return ug.Salt, nativePassword
-	}
-	return ug.Salt, ug.Plugin
 }
 
 // upstreamPlugin is the plugin heapproxy names upstream for a login (or
@@ -430,8 +423,8 @@ func answerUpstreamAuth(up *mysqlwire.Conn, password string, salt []byte, overTL
 }
 
 // upgradeUpstreamTLS asks the upstream ug greeted on up for TLS and
-// upgrades to it (upstream_tls); addr names the server when conf does not.
-func upgradeUpstreamTLS(up *mysqlwire.Conn, ug *mysqlwire.Greeting, caps, maxPacket uint32, charset uint8, conf *tls.Config, addr string) error {
+// upgrades to it with conf (Config.UpstreamClientTLS).
+func upgradeUpstreamTLS(up *mysqlwire.Conn, ug *mysqlwire.Greeting, caps, maxPacket uint32, charset uint8, conf *tls.Config) error {
 	if ug.Caps&mysql.CLIENT_SSL == 0 {
 		return errors.New("upstream does not offer TLS, upstream_tls is enabled")
 	}
@@ -441,20 +434,10 @@ func upgradeUpstreamTLS(up *mysqlwire.Conn, ug *mysqlwire.Greeting, caps, maxPac
 	if err := up.Flush(); err != nil {
 		return err
 	}
-	if _, err := up.Upgrade(func(c net.Conn) *tls.Conn { return tls.Client(c, upstreamTLSFor(conf, addr)) }); err != nil {
+	if _, err := up.Upgrade(func(c net.Conn) *tls.Conn { return tls.Client(c, conf) }); err != nil {
 		return fmt.Errorf("upstream TLS: %w", err)
 	}
 	return nil
-}
-
-// upstreamTLSFor is conf for a connection to addr: the server name is
-// addr's host unless upstream_tls names one.
-func upstreamTLSFor(conf *tls.Config, addr string) *tls.Config {
-	conf = conf.Clone()
-	if conf.ServerName == "" {
-		conf.ServerName, _, _ = net.SplitHostPort(addr)
-	}
-	return conf
 }
 
 // switchSalt is the challenge in an auth switch request. The native and

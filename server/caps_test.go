@@ -9,59 +9,13 @@ import (
 	"time"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
-
-	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 )
-
-// capsRecorder greets as a Doris FE does (the capabilities
-// MysqlCapability.DEFAULT_CAPABILITY of Doris 2.0 and later advertise: no
-// CLIENT_MULTI_STATEMENTS), records the flags of the login that answers,
-// and refuses it.
-func capsRecorder(t *testing.T) (addr string, got <-chan uint32) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	ch := make(chan uint32, 4)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				w := mysqlwire.NewConn(c)
-				g := &mysqlwire.Greeting{Version: "5.7.99", ConnID: 7, Salt: []byte("abcdefghijklmnopqrst"), Charset: 33,
-					Caps: gomysql.CLIENT_PROTOCOL_41 | gomysql.CLIENT_CONNECT_WITH_DB | gomysql.CLIENT_SECURE_CONNECTION |
-						gomysql.CLIENT_PLUGIN_AUTH | gomysql.CLIENT_LONG_FLAG | gomysql.CLIENT_LOCAL_FILES,
-					Plugin: nativePassword}
-				if w.WritePacket(g.Encode()) != nil || w.Flush() != nil {
-					return
-				}
-				p, err := w.ReadPacket(1 << 20)
-				if err != nil {
-					return
-				}
-				r, err := mysqlwire.ParseHandshakeResponse(p)
-				if err != nil {
-					return
-				}
-				ch <- r.Caps
-				w.WritePacket(mysqlwire.ErrPacket(&gomysql.MyError{Code: 1045, State: "28000", Message: "recorded"}))
-				w.Flush()
-			}()
-		}
-	}()
-	return ln.Addr().String(), ch
-}
 
 // A client's CLIENT_MULTI_STATEMENTS reaches an upstream that does not
 // advertise it, as it does directly: Doris reads the client's flag.
 func TestClientOnlyCapsReachTheUpstream(t *testing.T) {
-	addr, got := capsRecorder(t)
+	got := make(chan uint32, 4)
+	addr := (&feLogin{doris: true, logins: got}).serve(t) // refuses the unknown user u
 	// PyMySQL sends the flags it is given whatever the server advertises,
 	// as MariaDB Connector/C does (go-sql-driver/mysql keeps only the
 	// advertised ones).
@@ -81,7 +35,7 @@ except pymysql.err.OperationalError as e:
 		case c := <-got:
 			return c
 		case <-time.After(10 * time.Second):
-			t.Fatal("no login reached the recorder")
+			t.Fatal("no login reached the Doris stand-in")
 		}
 		return 0
 	}

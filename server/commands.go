@@ -252,7 +252,7 @@ func (s *session) relayPrepare() error { return relay.Prepare(s.client, s.up) }
 // changeUser answers COM_CHANGE_USER exactly like a first login: checked
 // against heapproxy's user list under auth: local and on the embedded
 // default, else relayed to the upstream as the client wrote it (the client
-// answered the upstream's own salt: greetingChallenge).
+// answered the upstream's own salt: loginUpstream).
 // A refused change ends the session, as on MySQL.
 func (s *session) handleChangeUser(cmd command) error {
 	if cmd.more {

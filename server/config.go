@@ -1,9 +1,11 @@
 package server
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"net"
 	"os"
 	"time"
 
@@ -214,13 +216,15 @@ func (c *Config) clientTLS() (*tls.Config, error) {
 }
 
 // UpstreamClientTLS is the TLS configuration of heapproxy's connections to
-// the upstream (upstream_tls; nil when it is off).
+// the upstream (upstream_tls; nil when it is off). The server name is the
+// upstream's host unless upstream_tls names one.
 func (c *Config) UpstreamClientTLS() (*tls.Config, error) {
 	if !c.UpstreamTLS.Enabled {
 		return nil, nil
 	}
+	host, _, _ := net.SplitHostPort(c.Upstream)
 	conf := &tls.Config{
-		ServerName:         c.UpstreamTLS.ServerName,
+		ServerName:         cmp.Or(c.UpstreamTLS.ServerName, host),
 		InsecureSkipVerify: c.UpstreamTLS.InsecureSkipVerify, //nolint:gosec // the operator's explicit choice
 		MinVersion:         tls.VersionTLS12,
 	}

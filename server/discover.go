@@ -58,7 +58,7 @@ func (d *FEDiscoverer) Discover(ctx context.Context) ([]backends.Node, error) {
 	conn, err := client.ConnectWithContext(ctx, d.Addr, d.User, d.Password, "", timeout, func(c *client.Conn) error {
 		c.ReadTimeout, c.WriteTimeout = timeout, timeout
 		if d.TLS != nil {
-			c.SetTLSConfig(upstreamTLSFor(d.TLS, d.Addr))
+			c.SetTLSConfig(d.TLS)
 		}
 		return nil
 	})

@@ -28,8 +28,10 @@ import (
 //   - changeUser checks COM_CHANGE_USER against the greeting's salt, with
 //     no auth switch.
 //
-// With doris, an LDAP user's login as Doris' is at master 67714700 (the
-// same on 1.2 to 2.1): whatever the client's plugin, an auth switch to
+// With doris, the greeting has the capabilities Doris 2.0 and later
+// advertise (MysqlCapability.DEFAULT_CAPABILITY: no
+// CLIENT_MULTI_STATEMENTS), and an LDAP user's login is Doris' at master
+// 67714700 (the same on 1.2 to 2.1): whatever the client's plugin, an auth switch to
 // mysql_clear_password with empty data (mysql/MysqlAuthSwitchPacket.java),
 // whose answer is read up to a NUL (mysql/MysqlClearTextPacket.java,
 // MysqlProto.readNulTerminateString, which throws on an answer without
@@ -40,6 +42,7 @@ type feLogin struct {
 	native map[string]string // user -> mysql_native_password password
 	ldap   map[string]string // user -> LDAP password
 	doris  bool
+	logins chan<- uint32 // when set, receives each login's capability flags
 }
 
 func (f *feLogin) serve(t *testing.T) string {
@@ -65,9 +68,13 @@ func (f *feLogin) session(c net.Conn, id uint32) {
 	c.SetDeadline(time.Now().Add(30 * time.Second))
 	w := mysqlwire.NewConn(c)
 	salt := []byte("StarRocksSaltLetters") // letters only, as MysqlPassword.createRandomString
-	const caps = gomysql.CLIENT_PROTOCOL_41 | gomysql.CLIENT_CONNECT_WITH_DB | gomysql.CLIENT_SECURE_CONNECTION |
+	caps := uint32(gomysql.CLIENT_PROTOCOL_41 | gomysql.CLIENT_CONNECT_WITH_DB | gomysql.CLIENT_SECURE_CONNECTION |
 		gomysql.CLIENT_PLUGIN_AUTH | gomysql.CLIENT_LONG_FLAG | gomysql.CLIENT_CONNECT_ATTRS |
-		gomysql.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA // MysqlCapability.DEFAULT_FLAGS
+		gomysql.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA) // MysqlCapability.DEFAULT_FLAGS
+	if f.doris {
+		caps = gomysql.CLIENT_PROTOCOL_41 | gomysql.CLIENT_CONNECT_WITH_DB | gomysql.CLIENT_SECURE_CONNECTION |
+			gomysql.CLIENT_PLUGIN_AUTH | gomysql.CLIENT_LONG_FLAG | gomysql.CLIENT_LOCAL_FILES
+	}
 	g := &mysqlwire.Greeting{Version: "8.0.33", ConnID: id, Salt: salt, Caps: caps, Charset: 33, Plugin: nativePassword}
 	send := func(p []byte) bool { return w.WritePacket(p) == nil && w.Flush() == nil }
 	if !send(g.Encode()) {
@@ -80,6 +87,9 @@ func (f *feLogin) session(c net.Conn, id uint32) {
 	r, err := mysqlwire.ParseHandshakeResponse(p)
 	if err != nil {
 		return
+	}
+	if f.logins != nil {
+		f.logins <- r.Caps
 	}
 	auth := r.Auth
 	if _, ldap := f.ldap[r.User]; ldap && f.doris {

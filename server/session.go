@@ -38,7 +38,7 @@ type session struct {
 	account Account
 	salt    []byte // the greeting's challenge (COM_CHANGE_USER answers it too)
 	// upstreamSalt: the greeting offered the upstream's own challenge, so
-	// the client's answers are forwarded as written (greetingChallenge).
+	// the client's answers are forwarded as written (loginUpstream).
 	upstreamSalt bool
 	db           string
 	status       uint16                     // last server status flags the client saw

@@ -123,7 +123,7 @@ func (a *WebAuthenticator) upstreamAccount(ctx context.Context, user, password s
 		mysql.CLIENT_LONG_PASSWORD | mysql.CLIENT_TRANSACTIONS | mysql.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
 	r := &mysqlwire.HandshakeResponse{Caps: caps & ug.Caps, MaxPacket: 1 << 24, Charset: mysqlwire.UTF8MB4GeneralCI, User: user}
 	if a.tls != nil {
-		if err := upgradeUpstreamTLS(up, ug, r.Caps, r.MaxPacket, r.Charset, a.tls, a.cfg.Upstream); err != nil {
+		if err := upgradeUpstreamTLS(up, ug, r.Caps, r.MaxPacket, r.Charset, a.tls); err != nil {
 			return Account{}, err
 		}
 		r.Caps |= mysql.CLIENT_SSL
