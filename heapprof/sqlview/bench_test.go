@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,7 +35,6 @@ func benchSource() *memSource {
 }
 
 func BenchmarkQuery(b *testing.B) {
-	ctx := context.Background()
 	e, s := newTestEngine(b, benchSource())
 	for _, bq := range []struct{ name, query string }{
 		{"count", "SELECT COUNT(*) FROM heapprof.functions"},
@@ -43,28 +44,53 @@ func BenchmarkQuery(b *testing.B) {
 		{"diffs top growing", "SELECT name, SUM(flat_bytes_delta) AS g FROM heapprof.diffs WHERE node_id = 10001 GROUP BY name ORDER BY g DESC LIMIT 10"},
 		{"all rows", "SELECT * FROM heapprof.functions"},
 	} {
-		b.Run(bq.name, func(b *testing.B) {
-			for b.Loop() {
-				r, err := e.Query(ctx, s, bq.query)
+		benchQuery(b, e, s, bq.name, bq.query)
+	}
+}
+
+// BenchmarkUnionChain plans and runs long UNION chains (unions.go):
+// MariaDB Connector/ODBC's SQLGetTypeInfo, and 200 literal rows of one
+// column type each.
+func BenchmarkUnionChain(b *testing.B) {
+	e, s := newTestEngine(b, benchSource())
+	typeInfo, err := os.ReadFile("testdata/odbc/gettypeinfo.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var rows strings.Builder
+	for i := range 200 {
+		if i > 0 {
+			rows.WriteString(" UNION ALL ")
+		}
+		fmt.Fprintf(&rows, "SELECT 'T%03d' AS a, %d AS b, 'x' AS c, 'y' AS d, 1 AS e, 2 AS f, 3 AS g, 4 AS h, 5 AS i, 6 AS j", i, i%100+1)
+	}
+	benchQuery(b, e, s, "odbc gettypeinfo", string(typeInfo))
+	benchQuery(b, e, s, "200 rows", rows.String())
+}
+
+func benchQuery(b *testing.B, e *Engine, s *Session, name, query string) {
+	ctx := context.Background()
+	b.Run(name, func(b *testing.B) {
+		for b.Loop() {
+			r, err := e.Query(ctx, s, query)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
+			for {
+				_, err := r.Next()
+				if err == io.EOF {
+					break
+				}
 				if err != nil {
 					b.Fatal(err)
 				}
-				n := 0
-				for {
-					_, err := r.Next()
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-					n++
-				}
-				r.Close()
-				if n == 0 {
-					b.Fatal("no rows")
-				}
+				n++
 			}
-		})
-	}
+			r.Close()
+			if n == 0 {
+				b.Fatal("no rows")
+			}
+		}
+	})
 }

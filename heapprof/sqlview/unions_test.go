@@ -30,11 +30,37 @@ func TestUnionChainsMatchMariaDB(t *testing.T) {
 		}
 		return b.String()
 	}
+	// Rows of equal column types: only the regrouping applies. Names
+	// repeat every 37 rows, so UNION DISTINCT drops rows from both halves
+	// of the chain.
+	sameRows := func(n int, op string) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteString(op)
+			}
+			fmt.Fprintf(&b, "SELECT 'T%02d' AS name, %d AS code, 'x' AS a, 'y' AS b, 1 AS c, 2 AS d", i%37, i%37%9)
+		}
+		return b.String()
+	}
 	tests := []struct {
 		name, query string
 		types       bool
 	}{
 		{"literal rows", literalRows(50) + " ORDER BY code", false},
+		{"same types, union all, as written", sameRows(200, " UNION ALL "), false},
+		{"same types, union, as written", sameRows(120, " UNION "), false},
+		{"same types, order by and limit", sameRows(100, " UNION ") + " ORDER BY code DESC, name LIMIT 7", false},
+		{"same types, tables", strings.TrimSuffix(strings.Repeat("SELECT id, node_id FROM heapprof.snapshots WHERE node_id > 0 UNION ALL ", 30),
+			" UNION ALL ") + " ORDER BY node_id, id", true},
+		{"parenthesized selects", "(SELECT 1 AS n LIMIT 1) UNION ALL (SELECT 2) UNION ALL SELECT 3 UNION ALL (SELECT 4 ORDER BY 1) " +
+			"UNION ALL SELECT 5 UNION ALL SELECT 1", false},
+		{"union all then union", "SELECT 1 AS n UNION ALL SELECT 1 UNION ALL SELECT 2 UNION SELECT 2 UNION ALL SELECT 2 UNION ALL SELECT 1", false},
+		{"union then except", "SELECT 1 AS n UNION SELECT 2 UNION SELECT 3 UNION SELECT 4 EXCEPT SELECT 2 EXCEPT SELECT 3", false},
+		{"with recursive, not referring to itself", "WITH RECURSIVE t AS (SELECT 1 AS n UNION ALL SELECT 2 UNION ALL SELECT 3 " +
+			"UNION ALL SELECT 4 UNION ALL SELECT 5) SELECT * FROM t", false},
+		{"with recursive", "WITH RECURSIVE t AS (SELECT 1 AS n UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 " +
+			"UNION ALL SELECT n + 10 FROM t WHERE n < 30) SELECT * FROM t ORDER BY n", false},
 		{"union all", strings.ReplaceAll(literalRows(30), " UNION ", " UNION ALL ") + " ORDER BY code", false},
 		{"table and literals", "SELECT node_id AS v, node_kind AS k FROM heapprof.snapshots UNION SELECT 7, 'seven' UNION SELECT NULL, NULL " +
 			"UNION SELECT 10001, 'greptimedb' UNION SELECT -1, '' ORDER BY v, k", false},
@@ -49,7 +75,8 @@ func TestUnionChainsMatchMariaDB(t *testing.T) {
 	// PREPARE ... FROM 'text' plans the text at once: it is lined up too.
 	t.Run("prepared", func(t *testing.T) {
 		for _, q := range []string{"PREPARE u FROM '" + strings.ReplaceAll(literalRows(40)+" ORDER BY code", "'", "''") + "'",
-			"EXECUTE u", "DEALLOCATE PREPARE u"} {
+			"EXECUTE u", "DEALLOCATE PREPARE u",
+			"PREPARE v FROM '" + strings.ReplaceAll(sameRows(100, " UNION "), "'", "''") + "'", "EXECUTE v", "DEALLOCATE PREPARE v"} {
 			matchMariaDB(t, ctx, e, s, r, q, false, false)
 		}
 	})
