@@ -466,6 +466,9 @@ func (e *Engine) plannable(sctx *sql.Context, stmt ast.Statement) (changed bool,
 	if err := checkArithmeticDepth(stmt); err != nil {
 		return false, err
 	}
+	if err := checkDoublingDepth(stmt); err != nil {
+		return false, err
+	}
 	return e.lineUpUnions(sctx, stmt)
 }
 

@@ -843,16 +843,20 @@ func charLength(e sql.Expression, child sql.Node) (int64, bool) {
 	case "ifnull", "coalesce", "greatest", "least":
 		return maxChars(args, child)
 	case "concat", "concat_ws":
-		var sum int64
+		// Each argument measured once: measuring CONCAT_WS's separator
+		// again doubled the work per level of nesting.
+		var sum, sep int64
 		for i := range args {
 			n, ok := arg(i)
 			if !ok {
 				return 0, false
 			}
+			if i == 0 {
+				sep = n
+			}
 			sum += n
 		}
-		if f.FunctionName() == "concat_ws" && len(args) > 1 {
-			sep, _ := arg(0)
+		if strings.ToLower(f.FunctionName()) == "concat_ws" && len(args) > 1 {
 			sum += sep*int64(len(args)-2) - sep
 		}
 		return sum, true
