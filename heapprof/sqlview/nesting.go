@@ -33,56 +33,59 @@ import (
 // than 3 ms to plan.
 const maxDoublingDepth = 16
 
-// doubling names the expressions counted against maxDoublingDepth ("" for
-// the others).
-func doubling(n ast.SQLNode) string {
+// doublingKinds are the expressions counted against maxDoublingDepth, in
+// the order an error names them.
+var doublingKinds = [...]string{"IFNULL", "NULLIF", "unary minus"}
+
+// doubling is n's bit among doublingKinds (0 for other nodes).
+func doubling(n ast.SQLNode) uint8 {
 	switch x := n.(type) {
 	case *ast.FuncExpr:
-		if name := x.Name.Lowered(); name == "ifnull" || name == "nullif" {
-			return strings.ToUpper(name)
+		switch x.Name.Lowered() {
+		case "ifnull":
+			return 1 << 0
+		case "nullif":
+			return 1 << 1
 		}
 	case *ast.UnaryExpr:
 		if x.Operator == ast.UMinusStr {
-			return "unary minus"
+			return 1 << 2
 		}
 	}
-	return ""
+	return 0
 }
 
 // checkDoublingDepth refuses a statement with more than maxDoublingDepth
 // doubling expressions nested on one path.
 func checkDoublingDepth(stmt ast.Statement) error {
 	var found error
-	var visit func(node ast.SQLNode, depth int, names map[string]bool)
-	visit = func(node ast.SQLNode, depth int, names map[string]bool) {
+	// seen holds the bits of the doubling expressions above node.
+	var visit func(node ast.SQLNode, depth int, seen uint8)
+	visit = func(node ast.SQLNode, depth int, seen uint8) {
 		_ = ast.Walk(func(n ast.SQLNode) (bool, error) {
 			if found != nil {
 				return false, found
 			}
-			name := doubling(n)
-			if name == "" || n == node {
+			bit := doubling(n)
+			if bit == 0 || n == node {
 				return true, nil
 			}
-			inner := map[string]bool{name: true}
-			for k := range names {
-				inner[k] = true
-			}
 			if depth+1 > maxDoublingDepth {
-				var list []string
-				for _, k := range []string{"IFNULL", "NULLIF", "unary minus"} {
-					if inner[k] {
-						list = append(list, k)
+				var names []string
+				for i, k := range doublingKinds {
+					if (seen|bit)&(1<<i) != 0 {
+						names = append(names, k)
 					}
 				}
 				found = errUnsupported(fmt.Sprintf("%s nested more than %d deep: go-mysql-server v0.20.0 takes twice as long "+
 					"to plan each level deeper; use COALESCE(a, b, c, ...) for a chain of IFNULLs, CASE for NULLIFs, "+
-					"and multiply by -1 or cancel pairs of signs", strings.Join(list, " and "), maxDoublingDepth))
+					"and multiply by -1 or cancel pairs of signs", strings.Join(names, " and "), maxDoublingDepth))
 				return false, found
 			}
-			visit(n, depth+1, inner)
+			visit(n, depth+1, seen|bit)
 			return false, nil
 		}, node)
 	}
-	visit(stmt, 0, nil)
+	visit(stmt, 0, 0)
 	return found
 }
