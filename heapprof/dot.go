@@ -21,8 +21,10 @@ import (
 // limit it writes nothing and returns ErrNoNodes.
 //
 // jeprof orders edges of equal weight by Perl's randomized hash order, so
-// two jeprof runs may list such edges in different orders; WriteDOT breaks
-// those ties by source then destination node number.
+// two jeprof runs may list such edges in different orders, and keep
+// different ones of them where more lead into a node than --maxdegree
+// allows; WriteDOT breaks those ties by source then destination node
+// number.
 func WriteDOT(w io.Writer, p *profile.Profile, opt Options) error {
 	return WriteDOTContext(context.Background(), w, p, opt)
 }

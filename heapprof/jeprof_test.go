@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -390,9 +391,13 @@ func TestWriteTextMatchesJeprof(t *testing.T) {
 
 var edgeLineRE = regexp.MustCompile(`^N\d+ -> N\d+ \[label=([-0-9.]+),`)
 
-// compareDOT requires byte equality, except that edges jeprof prints in
-// Perl's random hash order (equal weights) may come in another order; then
-// the edge lines must still be the same set and ours in descending weight.
+// compareDOT requires byte equality, except where jeprof follows Perl's
+// randomized hash order among edges of equal weight: it prints them in
+// that order, and when more of them lead into a node than --maxdegree
+// keeps, it keeps the ones that order puts first (sub PrintDot; two jeprof
+// runs on one profile differ that way). So edge lines must be the same
+// set; failing that, the same set once their source nodes are left out,
+// which bench/heapprof/run.sh's DOT check also accepts.
 func compareDOT(t *testing.T, got, want string) {
 	t.Helper()
 	if got == want {
@@ -416,10 +421,44 @@ func compareDOT(t *testing.T, got, want string) {
 	}
 	sort.Strings(ge)
 	sort.Strings(we)
-	if strings.Join(ge, "\n") != strings.Join(we, "\n") {
-		t.Fatalf("DOT edges differ from jeprof:\n%s", lineDiff(got, want))
+	if slices.Equal(ge, we) {
+		t.Logf("DOT equal to jeprof up to the order of equal-weight edges")
+		return
 	}
-	t.Logf("DOT equal to jeprof up to the order of equal-weight edges")
+	sourceless := func(edges []string) []string {
+		out := make([]string, len(edges))
+		for i, e := range edges {
+			out[i] = edgeSourceRE.ReplaceAllString(e, "")
+		}
+		sort.Strings(out)
+		return out
+	}
+	if !slices.Equal(sourceless(ge), sourceless(we)) {
+		t.Fatalf("DOT edges differ from jeprof:\nonly heapproxy's:\n%s\nonly jeprof's:\n%s",
+			strings.Join(setMinus(ge, we), "\n"), strings.Join(setMinus(we, ge), "\n"))
+	}
+	t.Logf("DOT equal to jeprof up to the order of equal-weight edges and, into the same node, their sources "+
+		"(jeprof's hash-order choice at --maxdegree): heapproxy %q, jeprof %q", setMinus(ge, we), setMinus(we, ge))
+}
+
+// edgeSourceRE is an edge line's source node.
+var edgeSourceRE = regexp.MustCompile(`^N\d+ `)
+
+// setMinus lists the lines of a not in b (both sorted), with repeats.
+func setMinus(a, b []string) []string {
+	var out []string
+	j := 0
+	for _, x := range a {
+		for j < len(b) && b[j] < x {
+			j++
+		}
+		if j < len(b) && b[j] == x {
+			j++
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 // lineDiff shows the first differing lines.
