@@ -201,10 +201,15 @@ type Result struct {
 // Next returns the next row as MySQL text-protocol values: one element per
 // column, nil for NULL (a non-NULL empty string is a non-nil empty slice).
 // It returns io.EOF after the last row.
-func (r *Result) Next() ([][]byte, error) {
+func (r *Result) Next() (values [][]byte, err error) {
 	if r.iter == nil {
 		return nil, io.EOF
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			values, err = nil, r.budget.eng.enginePanic(r.ctx, p)
+		}
+	}()
 	row, err := r.iter.Next(r.ctx)
 	if err == io.EOF {
 		return nil, io.EOF
@@ -315,11 +320,17 @@ func (r *Result) Close() (err error) {
 // Query runs one statement in session s. ctx bounds the whole statement,
 // including the reading of its rows, until the Result is closed.
 // Errors are *Error values carrying a MySQL error code and SQLSTATE.
-func (e *Engine) Query(ctx context.Context, s *Session, query string) (*Result, error) {
+func (e *Engine) Query(ctx context.Context, s *Session, query string) (res *Result, err error) {
 	if s == nil {
 		return nil, errors.New("sqlview: nil Session")
 	}
 	sctx, b := e.newContext(ctx, s, query)
+	defer func() {
+		if p := recover(); p != nil {
+			b.release()
+			res, err = nil, e.enginePanic(sctx, p)
+		}
+	}()
 	stmt, err := e.parse(sctx, s, query)
 	if errors.Is(err, ast.ErrEmpty) {
 		return &Result{}, nil // a comment alone: MariaDB answers OK
@@ -337,6 +348,17 @@ func (e *Engine) Query(ctx context.Context, s *Session, query string) (*Result, 
 		return &Result{}, nil
 	}
 	return e.run(sctx, b, query, stmt, nil)
+}
+
+// enginePanic is the error of a statement during which go-mysql-server
+// panicked (FORMAT(1.5, 2, 1) did, on a locale that is not a string):
+// ERROR 1105 for the client, whose session goes on, instead of a lost
+// connection, and the stack in the log.
+func (e *Engine) enginePanic(sctx *sql.Context, p any) *Error {
+	e.opts.Logger.Error("sql engine panicked", zap.Uint32("conn", sctx.Session.ID()), zap.String("query", sctx.Query()),
+		zap.Any("panic", p), zap.Stack("stack"))
+	return &Error{Code: mysql.ERUnknownError, State: mysql.SSUnknownSQLState,
+		Message: fmt.Sprintf("heapprof's SQL engine (go-mysql-server) failed on this statement: %v; the session goes on", p)}
 }
 
 // newContext is the go-mysql-server context of one statement of s, with

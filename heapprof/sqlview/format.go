@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
@@ -21,6 +22,12 @@ import (
 type mariaFormat struct{ *function.Format }
 
 func newFormat(args ...sql.Expression) (sql.Expression, error) {
+	if len(args) == 3 {
+		// The locale as text: go-mysql-server's FORMAT takes it for a
+		// string and panicked on FORMAT(x, 2, 1); MariaDB reads '1', an
+		// unknown locale, as en_US.
+		args = []sql.Expression{args[0], args[1], expression.NewConvert(args[2], expression.ConvertToChar)}
+	}
 	f, err := function.NewFormat(args...)
 	if err != nil {
 		return nil, err

@@ -33,12 +33,17 @@ type Decimal string
 // Prepare parses query and plans it without values, as MySQL does at
 // COM_STMT_PREPARE: syntax errors, unknown tables and columns and writes
 // fail here.
-func (e *Engine) Prepare(ctx context.Context, s *Session, query string) (*Prepared, error) {
+func (e *Engine) Prepare(ctx context.Context, s *Session, query string) (pr *Prepared, err error) {
 	if s == nil {
 		return nil, errors.New("sqlview: nil Session")
 	}
 	sctx, b := e.newContext(ctx, s, query)
 	defer b.release() // planning only: nothing stays charged
+	defer func() {
+		if p := recover(); p != nil {
+			pr, err = nil, e.enginePanic(sctx, p)
+		}
+	}()
 	stmt, err := e.parse(sctx, s, query)
 	if errors.Is(err, ast.ErrEmpty) {
 		return nil, &Error{Code: mysql.EREmptyQuery, State: mysql.SSClientError, Message: "Query was empty"}
@@ -79,7 +84,7 @@ func (e *Engine) Prepare(ctx context.Context, s *Session, query string) (*Prepar
 
 // Execute runs p with args for its ? markers, in order. An arg is nil
 // (NULL), int64, uint64, float64, Decimal, string or []byte.
-func (e *Engine) Execute(ctx context.Context, s *Session, p *Prepared, args []any) (*Result, error) {
+func (e *Engine) Execute(ctx context.Context, s *Session, p *Prepared, args []any) (res *Result, err error) {
 	if len(args) != p.Params {
 		return nil, &Error{Code: mysql.ERWrongArguments, State: mysql.SSUnknownSQLState,
 			Message: fmt.Sprintf("Incorrect arguments to EXECUTE: the statement has %d ? markers, %d values were sent", p.Params, len(args))}
@@ -94,6 +99,12 @@ func (e *Engine) Execute(ctx context.Context, s *Session, p *Prepared, args []an
 		bindings["v"+strconv.Itoa(i+1)] = expr
 	}
 	sctx, b := e.newContext(ctx, s, p.query)
+	defer func() {
+		if pv := recover(); pv != nil {
+			b.release()
+			res, err = nil, e.enginePanic(sctx, pv)
+		}
+	}()
 	return e.run(sctx, b, p.query, p.stmt, bindings)
 }
 
