@@ -201,15 +201,11 @@ type Result struct {
 // Next returns the next row as MySQL text-protocol values: one element per
 // column, nil for NULL (a non-NULL empty string is a non-nil empty slice).
 // It returns io.EOF after the last row.
-func (r *Result) Next() (values [][]byte, err error) {
+func (r *Result) Next() (_ [][]byte, err error) {
 	if r.iter == nil {
 		return nil, io.EOF
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			values, err = nil, r.budget.eng.enginePanic(r.ctx, p)
-		}
-	}()
+	defer r.budget.eng.recoverPanic(r.ctx, r.budget, &err)
 	row, err := r.iter.Next(r.ctx)
 	if err == io.EOF {
 		return nil, io.EOF
@@ -320,17 +316,12 @@ func (r *Result) Close() (err error) {
 // Query runs one statement in session s. ctx bounds the whole statement,
 // including the reading of its rows, until the Result is closed.
 // Errors are *Error values carrying a MySQL error code and SQLSTATE.
-func (e *Engine) Query(ctx context.Context, s *Session, query string) (res *Result, err error) {
+func (e *Engine) Query(ctx context.Context, s *Session, query string) (_ *Result, err error) {
 	if s == nil {
 		return nil, errors.New("sqlview: nil Session")
 	}
 	sctx, b := e.newContext(ctx, s, query)
-	defer func() {
-		if p := recover(); p != nil {
-			b.release()
-			res, err = nil, e.enginePanic(sctx, p)
-		}
-	}()
+	defer e.recoverPanic(sctx, b, &err)
 	stmt, err := e.parse(sctx, s, query)
 	if errors.Is(err, ast.ErrEmpty) {
 		return &Result{}, nil // a comment alone: MariaDB answers OK
@@ -350,14 +341,20 @@ func (e *Engine) Query(ctx context.Context, s *Session, query string) (res *Resu
 	return e.run(sctx, b, query, stmt, nil)
 }
 
-// enginePanic is the error of a statement during which go-mysql-server
-// panicked (FORMAT(1.5, 2, 1) did, on a locale that is not a string):
-// ERROR 1105 for the client, whose session goes on, instead of a lost
-// connection, and the stack in the log.
-func (e *Engine) enginePanic(sctx *sql.Context, p any) *Error {
+// recoverPanic, deferred by each entry point of a statement, turns a panic
+// inside go-mysql-server (FORMAT(1.5, 2, 1) panicked on a locale that is
+// not a string) into the statement's error: ERROR 1105 for the client,
+// whose session goes on, instead of a lost connection, and the stack in
+// the log. The statement's memory charge is released.
+func (e *Engine) recoverPanic(sctx *sql.Context, b *stmtBudget, err *error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	b.release()
 	e.opts.Logger.Error("sql engine panicked", zap.Uint32("conn", sctx.Session.ID()), zap.String("query", sctx.Query()),
 		zap.Any("panic", p), zap.Stack("stack"))
-	return &Error{Code: mysql.ERUnknownError, State: mysql.SSUnknownSQLState,
+	*err = &Error{Code: mysql.ERUnknownError, State: mysql.SSUnknownSQLState,
 		Message: fmt.Sprintf("heapprof's SQL engine (go-mysql-server) failed on this statement: %v; the session goes on", p)}
 }
 

@@ -33,17 +33,13 @@ type Decimal string
 // Prepare parses query and plans it without values, as MySQL does at
 // COM_STMT_PREPARE: syntax errors, unknown tables and columns and writes
 // fail here.
-func (e *Engine) Prepare(ctx context.Context, s *Session, query string) (pr *Prepared, err error) {
+func (e *Engine) Prepare(ctx context.Context, s *Session, query string) (_ *Prepared, err error) {
 	if s == nil {
 		return nil, errors.New("sqlview: nil Session")
 	}
 	sctx, b := e.newContext(ctx, s, query)
 	defer b.release() // planning only: nothing stays charged
-	defer func() {
-		if p := recover(); p != nil {
-			pr, err = nil, e.enginePanic(sctx, p)
-		}
-	}()
+	defer e.recoverPanic(sctx, b, &err)
 	stmt, err := e.parse(sctx, s, query)
 	if errors.Is(err, ast.ErrEmpty) {
 		return nil, &Error{Code: mysql.EREmptyQuery, State: mysql.SSClientError, Message: "Query was empty"}
@@ -84,7 +80,7 @@ func (e *Engine) Prepare(ctx context.Context, s *Session, query string) (pr *Pre
 
 // Execute runs p with args for its ? markers, in order. An arg is nil
 // (NULL), int64, uint64, float64, Decimal, string or []byte.
-func (e *Engine) Execute(ctx context.Context, s *Session, p *Prepared, args []any) (res *Result, err error) {
+func (e *Engine) Execute(ctx context.Context, s *Session, p *Prepared, args []any) (_ *Result, err error) {
 	if len(args) != p.Params {
 		return nil, &Error{Code: mysql.ERWrongArguments, State: mysql.SSUnknownSQLState,
 			Message: fmt.Sprintf("Incorrect arguments to EXECUTE: the statement has %d ? markers, %d values were sent", p.Params, len(args))}
@@ -99,12 +95,7 @@ func (e *Engine) Execute(ctx context.Context, s *Session, p *Prepared, args []an
 		bindings["v"+strconv.Itoa(i+1)] = expr
 	}
 	sctx, b := e.newContext(ctx, s, p.query)
-	defer func() {
-		if pv := recover(); pv != nil {
-			b.release()
-			res, err = nil, e.enginePanic(sctx, pv)
-		}
-	}()
+	defer e.recoverPanic(sctx, b, &err)
 	return e.run(sctx, b, p.query, p.stmt, bindings)
 }
 

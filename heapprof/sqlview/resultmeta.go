@@ -834,7 +834,7 @@ func charLength(e sql.Expression, child sql.Node) (int64, bool) {
 		}
 		return charLength(args[i], child)
 	}
-	switch strings.ToLower(f.FunctionName()) {
+	switch name := strings.ToLower(f.FunctionName()); name {
 	case "upper", "ucase", "lower", "lcase", "trim", "ltrim", "rtrim", "reverse", "substring_index",
 		"min", "max", "any_value", "first", "last", "nullif":
 		return arg(0)
@@ -856,7 +856,7 @@ func charLength(e sql.Expression, child sql.Node) (int64, bool) {
 			}
 			sum += n
 		}
-		if strings.ToLower(f.FunctionName()) == "concat_ws" && len(args) > 1 {
+		if name == "concat_ws" && len(args) > 1 {
 			sum += sep*int64(len(args)-2) - sep
 		}
 		return sum, true
