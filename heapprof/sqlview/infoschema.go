@@ -27,6 +27,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/information_schema"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	sqltypes "github.com/dolthub/vitess/go/sqltypes"
 )
 
 // gmsBinCollation is go-mysql-server's default collation: MySQL 8's binary
@@ -201,7 +203,8 @@ func (d *infoSchemaDB) GetTableInsensitive(ctx *sql.Context, name string) (sql.T
 		return t, ok, err
 	}
 	fix := d.fixFor(strings.ToLower(name), t.Schema())
-	if fix == nil {
+	sch := mariaDBSchema(strings.ToLower(name), t.Schema())
+	if fix == nil && sch == nil {
 		return t, ok, nil
 	}
 	if ct, isColumns := t.(*information_schema.ColumnsTable); isColumns {
@@ -218,7 +221,42 @@ func (d *infoSchemaDB) GetTableInsensitive(ctx *sql.Context, name string) (sql.T
 		}
 		return ct, true, nil
 	}
-	return &fixedTable{Table: t, fix: fix}, true, nil
+	return &fixedTable{Table: t, fix: fix, schema: sch}, true, nil
+}
+
+// nullColumnTypes are the types MariaDB 10.11 gives the information_schema
+// columns go-mysql-server declares as MySQL 8 does, BINARY(0): always
+// NULL, but typed as text on MariaDB (sql_show.cc), and a client reads a
+// column's type whatever its values (JDBC's getColumnType, PyMySQL's
+// bytes for binary).
+var nullColumnTypes = map[string]map[string]sql.Type{
+	information_schema.SchemataTableName:   {"SQL_PATH": infoVarchar(512)},
+	information_schema.RoutinesTableName:   {"EXTERNAL_NAME": infoVarchar(64), "SQL_PATH": infoVarchar(64)},
+	information_schema.StatisticsTableName: {"PACKED": infoVarchar(10)},
+	information_schema.TriggersTableName: {
+		"ACTION_CONDITION":           types.MustCreateString(sqltypes.Text, types.LongTextBlobMax, sql.Collation_Information_Schema_Default),
+		"ACTION_REFERENCE_OLD_TABLE": infoVarchar(64), "ACTION_REFERENCE_NEW_TABLE": infoVarchar(64),
+	},
+}
+
+func infoVarchar(n int64) sql.Type {
+	return types.MustCreateString(sqltypes.VarChar, n, sql.Collation_Information_Schema_Default)
+}
+
+// mariaDBSchema is sch with nullColumnTypes' types, nil when table name
+// has none.
+func mariaDBSchema(name string, sch sql.Schema) sql.Schema {
+	fixes := nullColumnTypes[name]
+	if fixes == nil {
+		return nil
+	}
+	out := sch.Copy()
+	for _, c := range out {
+		if t, ok := fixes[strings.ToUpper(c.Name)]; ok {
+			c.Type = t
+		}
+	}
+	return out
 }
 
 // fixFor is the correction of the rows of information_schema table name,
@@ -288,7 +326,15 @@ func toString(v any) string {
 // fixedTable is an information_schema table whose rows are corrected.
 type fixedTable struct {
 	sql.Table
-	fix rowFix
+	fix    rowFix     // nil: rows as they are
+	schema sql.Schema // nil: the table's
+}
+
+func (t *fixedTable) Schema() sql.Schema {
+	if t.schema != nil {
+		return t.schema
+	}
+	return t.Table.Schema()
 }
 
 var (
@@ -299,7 +345,7 @@ var (
 // AssignCatalog passes the catalog on: the table's reader reads it.
 func (t *fixedTable) AssignCatalog(cat sql.Catalog) sql.Table {
 	if ct, ok := t.Table.(sql.CatalogTable); ok {
-		return &fixedTable{Table: ct.AssignCatalog(cat), fix: t.fix}
+		return &fixedTable{Table: ct.AssignCatalog(cat), fix: t.fix, schema: t.schema}
 	}
 	return t
 }
@@ -308,8 +354,8 @@ func (t *fixedTable) Database() string { return sql.InformationSchemaDatabaseNam
 
 func (t *fixedTable) PartitionRows(ctx *sql.Context, p sql.Partition) (sql.RowIter, error) {
 	iter, err := t.Table.PartitionRows(ctx, p)
-	if err != nil {
-		return nil, err
+	if err != nil || t.fix == nil {
+		return iter, err
 	}
 	return &fixIter{RowIter: iter, fix: t.fix}, nil
 }

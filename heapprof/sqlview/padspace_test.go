@@ -22,7 +22,6 @@ func TestPadSpaceMatchesMariaDB(t *testing.T) {
 	ctx := context.Background()
 	e, s := newFixtureEngine(t)
 	r := refConn(t)
-	t.Cleanup(func() { r.conn.ExecContext(context.Background(), "SET NAMES utf8mb4") })
 	for _, tt := range []struct {
 		name, query string
 		// untyped: the column definitions differ apart from padding

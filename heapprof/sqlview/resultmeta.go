@@ -272,8 +272,7 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 			}
 		}
 		if a, ok := e.(*exactAgg); ok && a.Type() == types.Float64 {
-			// MariaDB's SUM/AVG of DOUBLE: DBL_DIG + 8.
-			return &colMeta{typ: mysqlTypeDouble, length: 23, decimals: notFixedDec31}
+			return doubleAggMeta(a, child)
 		}
 		if r, ok := e.(*decimalRound); ok {
 			// ROUND(double, d), TRUNCATE(double, d): a DOUBLE with d decimals, printed with d
@@ -740,9 +739,47 @@ func stringMeta(chars int64, decimals uint8, tmp bool) *colMeta {
 	return &colMeta{typ: mysqlTypeVarString, length: uint32(octets), decimals: decimals}
 }
 
+// doubleAggMeta is MariaDB's SUM or AVG of a DOUBLE or of text
+// (Item_sum_sum and Item_sum_avg::fix_length_and_dec_double): SUM keeps
+// the argument's decimals, AVG adds div_precision_increment; fixed
+// decimals print that many digits (AVG(CAST(x AS CHAR)) is 0.0000), and
+// AVG is no longer than its argument and the increment.
+func doubleAggMeta(a *exactAgg, child sql.Node) *colMeta {
+	arg, argChild := resolveRef(a.child, child)
+	if arg == nil {
+		arg, argChild = unalias(a.child), child
+	}
+	dec := notFixedDec31
+	if types.IsText(arg.Type()) {
+		dec = min(int(stringDecimals(arg)), notFixedDec31)
+	}
+	if a.avg {
+		dec = min(dec+divPrecisionIncrement, notFixedDec31)
+	}
+	m := &colMeta{typ: mysqlTypeDouble, length: floatLength(dec), decimals: uint8(dec)}
+	if a.avg && types.IsText(arg.Type()) {
+		if chars, ok := charLength(arg, argChild); ok {
+			m.length = uint32(min(int64(m.length), chars*resultCharsetMaxLen+divPrecisionIncrement))
+		}
+	}
+	return m
+}
+
+// floatLength is MariaDB's float_length(decimals): DBL_DIG + 2 + decimals
+// digits, DBL_DIG + 8 when they are not fixed.
+func floatLength(decimals int) uint32 {
+	if decimals >= notFixedDec31 {
+		return 23
+	}
+	return uint32(17 + decimals)
+}
+
 // stringDecimals: MariaDB marks string functions' results NOT_FIXED_DEC,
-// the date formatting functions' 0.
+// CAST(x AS CHAR) and the date formatting functions' 0.
 func stringDecimals(e sql.Expression) uint8 {
+	if c, ok := e.(*expression.Convert); ok && types.IsText(c.Type()) {
+		return 0
+	}
 	if f, ok := e.(sql.FunctionExpression); ok {
 		switch strings.ToLower(f.FunctionName()) {
 		case "date_format", "time_format", "from_unixtime":
