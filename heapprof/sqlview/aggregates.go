@@ -732,8 +732,17 @@ func fixColumnTypes(n sql.Node, known map[sql.ColumnId]sql.Type) (sql.Node, tran
 		if ne, ok := n.(sql.Expressioner); ok {
 			for _, e := range ne.Expressions() {
 				transform.InspectExpr(e, func(e sql.Expression) bool {
-					if a, ok := e.(*exactAgg); ok && a.id != 0 {
-						known[a.id] = a.Type()
+					switch a := e.(type) {
+					case *exactAgg:
+						if a.id != 0 {
+							known[a.id] = a.Type()
+						}
+					case *aggregation.Min, *aggregation.Max:
+						// Typed by their argument, which the dialect
+						// rule may have retyped (MOD of a DECIMAL).
+						if id := a.(sql.IdExpression).Id(); id != 0 {
+							known[id] = a.Type()
+						}
 					}
 					return false
 				})

@@ -13,6 +13,7 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -383,6 +384,17 @@ func dialectExpr(e sql.Expression) (sql.Expression, transform.TreeIdentity, erro
 			// % of a DOUBLE is a DOUBLE (go-mysql-server: DECIMAL).
 			return &floatMod{Mod: e}, transform.NewTree, nil
 		}
+		if l, r := e.LeftChild.Type(), e.RightChild.Type(); exactOperand(l) && exactOperand(r) && (types.IsDecimal(l) || types.IsDecimal(r)) {
+			return &exactMod{Mod: e}, transform.NewTree, nil
+		}
+	case *expression.Convert:
+		if c := newCastInt(e); c != nil {
+			return c, transform.NewTree, nil
+		}
+	case *function.If, *function.IfNull, *function.Coalesce, *expression.Case:
+		if x := exactChoice(e); x != nil {
+			return x, transform.NewTree, nil
+		}
 	case *function.DateAdd:
 		return newDateOffset(e.Date, e.Interval, false), transform.NewTree, nil
 	case *function.DateSub:
@@ -660,6 +672,7 @@ type decimalRound struct {
 }
 
 func newRound(args ...sql.Expression) (sql.Expression, error) {
+	args = foldDigits(args)
 	r, err := function.NewRound(args...)
 	if err != nil {
 		return nil, err
@@ -671,11 +684,60 @@ func newTruncate(args ...sql.Expression) (sql.Expression, error) {
 	if len(args) != 2 {
 		return nil, sql.ErrInvalidArgumentNumber.New("TRUNCATE", 2, len(args))
 	}
-	r, err := function.NewRound(args...)
+	r, err := function.NewRound(foldDigits(args)...)
 	if err != nil {
 		return nil, err
 	}
 	return &decimalRound{Expression: r, trunc: true}, nil
+}
+
+// foldDigits gives ROUND and TRUNCATE a digit count computed from
+// literals alone (ROUND(x, 6 - 3)) as the literal it is: MariaDB takes
+// any constant digit count for the result's scale, the type rules here a
+// literal.
+func foldDigits(args []sql.Expression) []sql.Expression {
+	if len(args) != 2 || !literalArith(args[1]) || types.IsInteger(args[1].Type()) && isLiteral(args[1]) {
+		return args
+	}
+	v, err := args[1].Eval(sql.NewEmptyContext(), nil)
+	if err != nil {
+		return args
+	}
+	var n int64
+	switch x := v.(type) {
+	case decimal.Decimal:
+		n = x.Round(0).IntPart() // val_int of a DECIMAL: half away from zero
+	case float64:
+		n = int64(math.RoundToEven(x)) // of a DOUBLE: rint
+	default:
+		i, ok := types.CoalesceInt(v)
+		if !ok {
+			return args
+		}
+		n = int64(i)
+	}
+	return []sql.Expression{args[0], expression.NewLiteral(n, types.Int64)}
+}
+
+func isLiteral(e sql.Expression) bool {
+	_, ok := e.(*expression.Literal)
+	return ok
+}
+
+// literalArith: e is literals under + - * / DIV % and unary minus.
+func literalArith(e sql.Expression) bool {
+	switch e.(type) {
+	case *expression.Literal, *expression.Arithmetic, *expression.UnaryMinus, *expression.Div,
+		*expression.IntDiv, *expression.Mod:
+	default:
+		return false
+	}
+	for _, k := range e.Children() {
+		if !literalArith(k) {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *decimalRound) FunctionName() string {
@@ -843,18 +905,26 @@ func truncDouble(v float64, d int64) float64 { return scaleDouble(v, d, math.Tru
 func roundHalfEven(v float64, d int64) float64 { return scaleDouble(v, d, math.RoundToEven) }
 
 // scaleDouble applies to to v at d fraction digits (negative d: integer
-// digits), as my_double_round does.
+// digits), as my_double_round does. A negative number that comes to zero
+// is 0, not -0: MariaDB prints ROUND(-0.001e0, 2) as 0.00 everywhere,
+// text included.
 func scaleDouble(v float64, d int64, to func(float64) float64) float64 {
 	p := math.Pow(10, math.Abs(float64(d)))
+	var r float64
 	switch {
 	case d < 0 && math.IsInf(p, 0):
 		return 0
 	case d < 0:
-		return to(v/p) * p
+		r = to(v/p) * p
 	case math.IsInf(v*p, 0):
 		return v
+	default:
+		r = to(v*p) / p
 	}
-	return to(v*p) / p
+	if r == 0 {
+		return 0
+	}
+	return r
 }
 
 // --- dates as text --------------------------------------------------------
@@ -892,6 +962,10 @@ func temporalArgsAsText(e sql.Expression) (sql.Expression, bool, error) {
 	for i, k := range kids {
 		if t := k.Type(); isTemporal(t) {
 			kids[i], changed = &temporalText{wrapped{k}}, true
+		} else if r, ok := unalias(k).(*decimalRound); ok && types.IsFloat(t) {
+			if d, ok := roundDigits(r); ok {
+				kids[i], changed = &fixedDoubleText{wrapped: wrapped{k}, digits: d}, true
+			}
 		}
 	}
 	if !changed {
@@ -906,6 +980,34 @@ func temporalArgsAsText(e sql.Expression) (sql.Expression, bool, error) {
 
 // temporalText is a date or time value as MariaDB prints it.
 type temporalText struct{ wrapped }
+
+// fixedDoubleText is ROUND or TRUNCATE of a DOUBLE to a constant number of
+// digits read as text, with those digits as MariaDB prints it
+// (String::set_real with the item's decimals): CONCAT(ROUND(x, 1), '%')
+// of 30 is 30.0%; go-mysql-server printed 30%.
+type fixedDoubleText struct {
+	wrapped
+	digits int
+}
+
+var _ sql.Expression = (*fixedDoubleText)(nil)
+
+// Type is as long as MariaDB's float_length(d).
+func (t *fixedDoubleText) Type() sql.Type {
+	return types.MustCreateStringWithDefaults(sqltypes.VarChar, int64(floatLength(t.digits)))
+}
+
+func (t *fixedDoubleText) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	return withChild(t, c, func(c sql.Expression) sql.Expression { return &fixedDoubleText{wrapped: wrapped{c}, digits: t.digits} })
+}
+
+func (t *fixedDoubleText) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := t.child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return v, err
+	}
+	return strconv.FormatFloat(doubleValue(v), 'f', t.digits, 64), nil
+}
 
 var _ sql.Expression = (*temporalText)(nil)
 

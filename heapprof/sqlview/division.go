@@ -221,6 +221,44 @@ func (a *exactArith) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	return nil, fmt.Errorf("sqlview: unexpected operator %s", a.Op)
 }
 
+// exactMod is x % y (MOD) of exact numbers, one of them a DECIMAL, as
+// MariaDB's decimal_mod computes it: the remainder of every digit the
+// operands carry, with x's sign, shown with the larger of their scales;
+// NULL with warning 1365 for y = 0. go-mysql-server gave it a scale of its
+// own: MOD(x / 3, 7) printed 2 where MariaDB prints 2.3333.
+type exactMod struct{ *expression.Mod }
+
+var _ sql.Expression = (*exactMod)(nil)
+
+func (m *exactMod) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	if len(c) != 2 {
+		return nil, sql.ErrInvalidChildrenNumber.New(m, len(c), 2)
+	}
+	return &exactMod{Mod: expression.NewMod(c[0], c[1])}, nil
+}
+
+// Type has the scale MariaDB shows and, as exactDiv's, go-mysql-server's
+// widest precision (resultmeta.go derives MariaDB's).
+func (m *exactMod) Type() sql.Type {
+	_, _, s1 := argKind(m.LeftChild.Type())
+	_, _, s2 := argKind(m.RightChild.Type())
+	return types.MustCreateDecimalType(maxDecimalPrecision, uint8(min(max(s1, s2), maxDecimalScale)))
+}
+
+func (m *exactMod) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	ops, null, err := exactOperands(ctx, row, m.LeftChild, m.RightChild)
+	if null || err != nil {
+		return nil, err
+	}
+	if ops[1].IsZero() {
+		ctx.Warn(erDivisionByZero, "Division by 0")
+		return nil, nil
+	}
+	// QuoRem's remainder has the dividend's sign, as decimal_mod's.
+	_, r := ops[0].QuoRem(ops[1], 0)
+	return r, nil
+}
+
 // shownDecimal is a DECIMAL value rounded half away from zero to its
 // type's scale: what MariaDB prints, and what it compares.
 type shownDecimal struct{ wrapped }
@@ -250,6 +288,11 @@ func (s *shownDecimal) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 // e stays): exactDiv for exact operands, exactArith where a DECIMAL
 // operand may carry more digits than it shows.
 func exactDivision(e sql.Expression) sql.Expression {
+	if x := exactChoice(e); x != nil {
+		// A choice whose DECIMAL type shows only now that SUM and AVG
+		// are typed (CASE WHEN c THEN AVG(x) ELSE 0 END).
+		return x
+	}
 	switch x := e.(type) {
 	case *expression.Div:
 		if exactOperand(x.LeftChild.Type()) && exactOperand(x.RightChild.Type()) {
@@ -270,14 +313,21 @@ func exactDivision(e sql.Expression) sql.Expression {
 		if types.IsDecimal(x.Type()) && exactOperand(l) && exactOperand(r) && (types.IsDecimal(l) || types.IsDecimal(r)) {
 			return &exactArith{Arithmetic: x}
 		}
-	case *function.Coalesce:
-		if types.IsDecimal(x.Type()) && slices.ContainsFunc(x.Children(), mayCarryDigits) {
-			return &exactCoalesce{Coalesce: x}
-		}
 	case *function.NullIf:
 		if mayCarryDigits(x.LeftChild) {
 			return &exactNullIf{NullIf: x}
 		}
+	}
+	return nil
+}
+
+// exactChoice is the rewrite of IF, IFNULL, COALESCE and CASE with a
+// DECIMAL result (nil when e stays). The dialect rule makes it, so that
+// aggregates over a choice are typed by MariaDB's type of it
+// (SUM(IF(c, bytes, 0.5)) has 1 decimal), and the division rule again,
+// for choices among SUM and AVG, typed in between.
+func exactChoice(e sql.Expression) sql.Expression {
+	switch x := e.(type) {
 	case *expression.Case:
 		if types.IsDecimal(x.Type()) {
 			if _, ok := caseDecimalType(x); ok {
@@ -285,14 +335,29 @@ func exactDivision(e sql.Expression) sql.Expression {
 			}
 		}
 	case *function.If:
-		vals := x.Children()[1:]
-		if slices.ContainsFunc(vals, func(v sql.Expression) bool { return types.IsDecimal(v.Type()) }) {
-			if _, ok := choiceDecimalType(vals); ok {
-				return &exactIf{If: x}
-			}
+		if decimalChoice(x.Children()[1:]) {
+			return &exactIf{If: x}
+		}
+	case *function.IfNull:
+		if decimalChoice(x.Children()) {
+			return &exactIfNull{IfNull: x}
+		}
+	case *function.Coalesce:
+		if decimalChoice(x.Children()) {
+			return &exactCoalesce{Coalesce: x}
 		}
 	}
 	return nil
+}
+
+// decimalChoice: one of vals is a DECIMAL and MariaDB types a choice among
+// them (IFNULL, COALESCE) DECIMAL.
+func decimalChoice(vals []sql.Expression) bool {
+	if !slices.ContainsFunc(vals, func(v sql.Expression) bool { return types.IsDecimal(v.Type()) }) {
+		return false
+	}
+	_, ok := choiceDecimalType(vals)
+	return ok
 }
 
 // exactIf is IF with a DECIMAL result: MariaDB's type (the most integer
@@ -324,11 +389,60 @@ func (f *exactIf) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	return out, err
 }
 
-// exactCoalesce is COALESCE of DECIMALs passing its argument's every
-// digit on, as MariaDB's Item_func_coalesce::decimal_op does:
-// go-mysql-server converts the value to its own type, so
-// COALESCE(1/3)*3 was 0.9999 (MariaDB 1.0000).
+// exactIfNull is IFNULL with a DECIMAL result: MariaDB types it as
+// COALESCE (the most integer and fraction digits of both), so
+// IFNULL(bytes, 0.5) of 0 is 0.0; go-mysql-server typed it by its first
+// argument and answered 0.
+type exactIfNull struct{ *function.IfNull }
+
+func (f *exactIfNull) Type() sql.Type {
+	if t, ok := choiceDecimalType(f.Children()); ok {
+		return t
+	}
+	return f.IfNull.Type()
+}
+
+func (f *exactIfNull) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
+	return rewrap(f.IfNull, kids, func(x *function.IfNull) sql.Expression { return &exactIfNull{IfNull: x} })
+}
+
+func (f *exactIfNull) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	return firstExact(ctx, row, f.Children(), f.Type())
+}
+
+// firstExact is the first of args that is not NULL, with every digit a
+// DECIMAL carries and any other number as typ.
+func firstExact(ctx *sql.Context, row sql.Row, args []sql.Expression, typ sql.Type) (any, error) {
+	for _, arg := range args {
+		v, err := arg.Eval(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			continue
+		}
+		if d, ok := v.(decimal.Decimal); ok {
+			return d, nil
+		}
+		out, _, err := typ.Convert(ctx, v)
+		return out, err
+	}
+	return nil, nil
+}
+
+// exactCoalesce is COALESCE with a DECIMAL result passing its argument's
+// every digit on, as MariaDB's Item_func_coalesce::decimal_op does, typed
+// as MariaDB types it: go-mysql-server converts the value to its own type,
+// so COALESCE(1/3)*3 was 0.9999 (MariaDB 1.0000), and types COALESCE(x,
+// 0.5) of a BIGINT x DECIMAL(2,1), which x did not fit.
 type exactCoalesce struct{ *function.Coalesce }
+
+func (c *exactCoalesce) Type() sql.Type {
+	if t, ok := choiceDecimalType(c.Children()); ok {
+		return t
+	}
+	return c.Coalesce.Type()
+}
 
 func (c *exactCoalesce) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
 	return rewrap(c.Coalesce, kids, func(x *function.Coalesce) sql.Expression { return &exactCoalesce{Coalesce: x} })
@@ -459,21 +573,7 @@ func (c *exactCase) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 }
 
 func (c *exactCoalesce) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	for _, arg := range c.Children() {
-		v, err := arg.Eval(ctx, row)
-		if err != nil {
-			return nil, err
-		}
-		if v == nil {
-			continue
-		}
-		if d, ok := v.(decimal.Decimal); ok {
-			return d, nil
-		}
-		v, _, err = c.Type().Convert(ctx, v)
-		return v, err
-	}
-	return nil, nil
+	return firstExact(ctx, row, c.Children(), c.Type())
 }
 
 // roundShown gives e's DECIMAL children their shown value where e reads
@@ -567,8 +667,8 @@ func mayCarryDigits(e sql.Expression) bool {
 func readsExact(e sql.Expression) bool {
 	switch x := e.(type) {
 	case *exactDiv, *exactArith, *expression.Arithmetic, *checkedArith, *expression.Div, *expression.IntDiv,
-		*expression.Mod, *intMod, *floatMod, *expression.UnaryMinus, *expression.Alias, *asNumber,
-		*decimalRound, *extremum, *exactAgg, *shownDecimal,
+		*expression.Mod, *intMod, *floatMod, *exactMod, *expression.UnaryMinus, *expression.Alias, *asNumber,
+		*decimalRound, *extremum, *exactAgg, *shownDecimal, *castInt, *asDouble,
 		*expression.And, *expression.Or, *expression.Xor, *expression.Not, *expression.IsTrue, *expression.IsNull,
 		*expression.Between, *expression.Case, *exactCase, expression.Tuple, *exactNullIf, *exactIf,
 		// Text and a number compare as DOUBLE, from every digit (val_real).

@@ -152,17 +152,24 @@ func TestNullIfAndLengthsMatchMariaDB(t *testing.T) {
 	} {
 		t.Run(q, func(t *testing.T) {
 			matchMariaDB(t, ctx, e, s, r, q, false, true)
-			got, err := engineDefs(ctx, e, s, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fs, err := ref.fields(q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := refDefs(fs); !slices.Equal(got, want) {
-				t.Errorf("column definitions:\nengine  %v\nMariaDB %v", got, want)
-			}
+			matchDefs(t, ctx, e, s, ref, q)
 		})
+	}
+}
+
+// matchDefs fails t unless q's column definitions (type, length,
+// decimals, charset) are MariaDB's.
+func matchDefs(t *testing.T, ctx context.Context, e *Engine, s *Session, ref refFields, q string) {
+	t.Helper()
+	got, err := engineDefs(ctx, e, s, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := ref.fields(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := refDefs(fs); !slices.Equal(got, want) {
+		t.Errorf("column definitions:\nengine  %v\nMariaDB %v", got, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 )
@@ -44,6 +45,33 @@ func (p *provider) Function(ctx *sql.Context, name string) (sql.Function, bool) 
 		return sql.FunctionN{Name: "truncate", Fn: newTruncate}, true
 	case "format":
 		return sql.FunctionN{Name: "format", Fn: newFormat}, true
+	case "floor":
+		return sql.Function1{Name: "floor", Fn: newIntVal(false)}, true
+	case "ceil", "ceiling":
+		return sql.Function1{Name: "ceil", Fn: newIntVal(true)}, true
+	case "std", "stddev", "stddev_pop":
+		return sql.Function1{Name: "stddev_pop", Fn: func(x sql.Expression) sql.Expression { return aggregation.NewStdDevPop(&asDouble{wrapped{x}}) }}, true
+	case "stddev_samp":
+		return sql.Function1{Name: "stddev_samp", Fn: func(x sql.Expression) sql.Expression { return aggregation.NewStdDevSamp(&asDouble{wrapped{x}}) }}, true
+	case "variance", "var_pop":
+		return sql.Function1{Name: "var_pop", Fn: func(x sql.Expression) sql.Expression { return aggregation.NewVarPop(&asDouble{wrapped{x}}) }}, true
+	case "var_samp":
+		return sql.Function1{Name: "var_samp", Fn: func(x sql.Expression) sql.Expression { return aggregation.NewVarSamp(&asDouble{wrapped{x}}) }}, true
+	case "bit_or", "bit_and", "bit_xor":
+		// MariaDB's Item_sum_bit reads its argument's val_int, as CAST(x AS
+		// SIGNED) does: BIT_OR(FLOOR(x)) of a DOUBLE x set bit 63 here.
+		bit := map[string]func(sql.Expression) sql.Expression{
+			"bit_or":  func(x sql.Expression) sql.Expression { return aggregation.NewBitOr(x) },
+			"bit_and": func(x sql.Expression) sql.Expression { return aggregation.NewBitAnd(x) },
+			"bit_xor": func(x sql.Expression) sql.Expression { return aggregation.NewBitXor(x) },
+		}[strings.ToLower(name)]
+		return sql.Function1{Name: strings.ToLower(name), Fn: func(x sql.Expression) sql.Expression {
+			return bit(&castInt{wrapped: wrapped{x}})
+		}}, true
+	case "sign":
+		return sql.Function1{Name: "sign", Fn: func(x sql.Expression) sql.Expression {
+			return &fnExpr{name: "SIGN", args: []sql.Expression{x}, typ: types.Int32, eval: sign}
+		}}, true
 	case "sum":
 		return sql.Function1{Name: "sum", Fn: newSum}, true
 	case "avg":
@@ -210,4 +238,17 @@ func pow10(n int) int64 {
 		p *= 10
 	}
 	return p
+}
+
+// sign is MariaDB's SIGN (Item_func_sign::val_int): the sign of the
+// argument read as a DOUBLE (text by its leading number). go-mysql-server's
+// converted it to an integer first, so SIGN(0.3) was 0.
+func sign(_ *sql.Context, vals []any) (any, error) {
+	switch x := doubleValue(vals[0]); {
+	case x < 0:
+		return int32(-1), nil
+	case x > 0:
+		return int32(1), nil
+	}
+	return int32(0), nil
 }

@@ -14,7 +14,10 @@ package sqlview
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -22,6 +25,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/shopspring/decimal"
 )
 
 // asNumber is its child read as a number, as MariaDB does: DOUBLE for
@@ -332,4 +336,343 @@ func (m *floatMod) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return v, err
 	}
 	return doubleValue(v), nil
+}
+
+// castInt is its argument as MariaDB's val_int reads it, for CAST(x AS
+// SIGNED | UNSIGNED) (Item_func_signed, Item_func_unsigned) and the bit
+// aggregates (Item_sum_bit): an integer as it is, a DOUBLE
+// rounded half to even (rint: 28.5 is 28), a DECIMAL with every digit
+// rounded half away from zero, both held to the type's range, and a
+// negative one 0 for UNSIGNED; text by its leading integer (my_strtoll10:
+// no fraction, '2.9' is 2) as 64 bits, a negative overflow the smallest
+// BIGINT and a positive one all ones; a date or time as the number
+// YYYYMMDDhhmmss without its fraction. go-mysql-server rounded DOUBLEs
+// half away from zero, read a negative number as 2^63 for UNSIGNED,
+// rounded text and answered a DATETIME's Unix time.
+type castInt struct {
+	wrapped
+	unsigned bool
+}
+
+var _ sql.Expression = (*castInt)(nil)
+
+// newCastInt is CAST c with its argument read as castInt does, nil when
+// c is another CAST or its argument is an integer.
+func newCastInt(c *expression.Convert) sql.Expression {
+	unsigned := c.Type() == types.Uint64
+	if !unsigned && c.Type() != types.Int64 {
+		return nil
+	}
+	if t := c.Child.Type(); !types.IsFloat(t) && !types.IsDecimal(t) && !types.IsText(t) && !isTemporal(t) {
+		return nil
+	}
+	n, err := c.WithChildren(&castInt{wrapped: wrapped{c.Child}, unsigned: unsigned})
+	if err != nil {
+		return nil
+	}
+	return n
+}
+
+func (c *castInt) Type() sql.Type {
+	if c.unsigned {
+		return types.Uint64
+	}
+	return types.Int64
+}
+
+func (c *castInt) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
+	return withChild(c, kids, func(k sql.Expression) sql.Expression { return &castInt{wrapped: wrapped{k}, unsigned: c.unsigned} })
+}
+
+// Limits of a 64-bit integer as float64 and DECIMAL.
+var (
+	minInt64Dec      = decimal.NewFromInt(math.MinInt64)
+	maxInt64Dec      = decimal.NewFromInt(math.MaxInt64)
+	maxUint64Dec     = decimal.NewFromUint64(math.MaxUint64)
+	twoTo63, twoTo64 = math.Ldexp(1, 63), math.Ldexp(1, 64)
+)
+
+func (c *castInt) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := c.child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	if _, ok := v.(time.Time); ok {
+		// A text-typed function answering a date (TIMESTAMP('...')),
+		// a DATETIME on MariaDB.
+		d := temporalNumber(types.DatetimeMaxPrecision, v.(time.Time)).Truncate(0)
+		if c.unsigned {
+			return d.BigInt().Uint64(), nil
+		}
+		return d.IntPart(), nil
+	}
+	switch t := c.child.Type(); {
+	case types.IsInteger(t):
+		out, _, err := c.Type().Convert(ctx, v)
+		return out, err
+	case types.IsText(t):
+		s, err := types.ConvertToString(ctx, v, types.LongText, nil)
+		if err != nil {
+			return nil, err
+		}
+		bits := leadingInt64Bits(s)
+		if c.unsigned {
+			return bits, nil
+		}
+		return int64(bits), nil
+	case types.IsFloat(t):
+		f := math.RoundToEven(doubleValue(v))
+		switch {
+		case c.unsigned && f <= 0:
+			return uint64(0), nil
+		case c.unsigned && f >= twoTo64:
+			return uint64(math.MaxUint64), nil
+		case c.unsigned:
+			return uint64(f), nil
+		case f >= twoTo63:
+			return int64(math.MaxInt64), nil
+		case f <= -twoTo63:
+			return int64(math.MinInt64), nil
+		}
+		return int64(f), nil
+	}
+	d, err := exactValue(ctx, c.child.Type(), v)
+	if err != nil {
+		return nil, err
+	}
+	if isTemporal(c.child.Type()) {
+		d = d.Truncate(0) // YYYYMMDDhhmmss, the fraction dropped
+	} else {
+		d = d.Round(0) // half away from zero
+	}
+	switch {
+	case c.unsigned && d.Sign() <= 0:
+		return uint64(0), nil
+	case c.unsigned && d.GreaterThan(maxUint64Dec):
+		return uint64(math.MaxUint64), nil
+	case c.unsigned:
+		return d.BigInt().Uint64(), nil
+	case d.GreaterThan(maxInt64Dec):
+		return int64(math.MaxInt64), nil
+	case d.LessThan(minInt64Dec):
+		return int64(math.MinInt64), nil
+	}
+	return d.IntPart(), nil
+}
+
+// leadingInt64Bits is the integer text s starts with as MariaDB's
+// my_strtoll10 reads it: spaces, a sign, digits; a negative value below
+// the smallest BIGINT is that BIGINT, a positive one beyond 2^64 - 1 is
+// 2^64 - 1, as 64 bits.
+func leadingInt64Bits(s string) uint64 {
+	s = strings.TrimLeft(s, " \t\n\r\f\v")
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	var n uint64
+	overflow := false
+	for _, r := range []byte(s) {
+		if r < '0' || r > '9' {
+			break
+		}
+		d := uint64(r - '0')
+		if n > (math.MaxUint64-d)/10 {
+			overflow = true
+			break
+		}
+		n = n*10 + d
+	}
+	if neg {
+		if overflow || n > 1<<63 {
+			return 1 << 63 // math.MinInt64's bits
+		}
+		return -n
+	}
+	if overflow {
+		return math.MaxUint64
+	}
+	return n
+}
+
+// intVal is FLOOR or CEIL(ING) as MariaDB types and computes them
+// (Item_func_int_val): of an integer, that integer; of a DECIMAL, the
+// exact floor or ceiling typed INT when its digits fit in 9, BIGINT in 18,
+// else DECIMAL(digits, 0), the digits being x's integer ones and one more
+// for a fraction that may carry (fix_length_and_dec_int_or_decimal); of a
+// DOUBLE or text, a DOUBLE; of a DATETIME, the DATETIME to the second; of
+// a DATE, its number YYYYMMDD. go-mysql-server typed every one INT and
+// held the value there (FLOOR(5000000000.5) was 2147483647) and answered
+// a DATETIME's Unix time. A TIME is refused (ERROR 1235).
+type intVal struct {
+	wrapped
+	ceil bool
+}
+
+var _ sql.FunctionExpression = (*intVal)(nil)
+
+func newIntVal(ceil bool) func(sql.Expression) sql.Expression {
+	return func(x sql.Expression) sql.Expression { return &intVal{wrapped: wrapped{x}, ceil: ceil} }
+}
+
+func (f *intVal) FunctionName() string {
+	if f.ceil {
+		return "ceil"
+	}
+	return "floor"
+}
+
+func (f *intVal) Description() string {
+	return "MariaDB's " + strings.ToUpper(f.FunctionName()) + " (heapprof/sqlview)"
+}
+
+func (f *intVal) String() string {
+	return strings.ToUpper(f.FunctionName()) + "(" + f.child.String() + ")"
+}
+
+func (f *intVal) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
+	return withChild(f, kids, func(k sql.Expression) sql.Expression { return &intVal{wrapped: wrapped{k}, ceil: f.ceil} })
+}
+
+// digits is the integer digits of the result for a DECIMAL argument, from
+// the argument's precision and scale as MariaDB derives them.
+func (f *intVal) digits() int {
+	p, s, ok := decimalPS(f.child, nil)
+	if !ok {
+		dt := f.child.Type().(sql.DecimalType)
+		p, s = int(dt.Precision()), int(dt.Scale())
+	}
+	n := p - s
+	if s > 0 {
+		n++ // floor(-9.9) is -10, ceil(9.9) is 10
+	}
+	return max(n, 1)
+}
+
+func (f *intVal) Type() sql.Type {
+	t := f.child.Type()
+	switch {
+	case types.IsInteger(t):
+		if intLength(t) < intLength(types.Int32) {
+			return types.Int32 // MariaDB's smallest integer result
+		}
+		return t
+	case types.IsDecimal(t):
+		switch n := f.digits(); {
+		case n > 18:
+			return types.MustCreateDecimalType(uint8(min(n, maxDecimalPrecision)), 0)
+		case n > 9:
+			return types.Int64
+		}
+		return types.Int32
+	case types.IsDatetimeType(t) || types.IsTimestampType(t):
+		return types.Datetime
+	case t.Type() == types.Date.Type():
+		return types.Uint32
+	}
+	return types.Float64 // DOUBLE, text, NULL
+}
+
+func (f *intVal) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	t := f.child.Type()
+	if types.IsTimespan(t) {
+		return nil, errUnsupported(strings.ToUpper(f.FunctionName()) + "() of a TIME; write SEC_TO_TIME(" +
+			strings.ToUpper(f.FunctionName()) + "(TIME_TO_SEC(x)))")
+	}
+	v, err := f.child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	if t.Type() == types.Date.Type() {
+		d, err := exactValue(ctx, t, v) // YYYYMMDD
+		if err != nil {
+			return nil, err
+		}
+		return uint32(d.IntPart()), nil
+	}
+	if isTemporal(t) {
+		c, _, err := types.DatetimeMaxPrecision.Convert(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		tv, ok := c.(time.Time)
+		if !ok {
+			return nil, fmt.Errorf("sqlview: %s of %T", f.FunctionName(), c)
+		}
+		out := tv.Truncate(time.Second)
+		if f.ceil && out.Before(tv) {
+			out = out.Add(time.Second)
+		}
+		return out, nil
+	}
+	switch {
+	case types.IsInteger(t):
+		out, _, err := f.Type().Convert(ctx, v)
+		return out, err
+	case types.IsDecimal(t):
+		d, err := exactValue(ctx, t, v)
+		if err != nil {
+			return nil, err
+		}
+		if f.ceil {
+			d = d.Ceil()
+		} else {
+			d = d.Floor()
+		}
+		switch f.Type() {
+		case types.Int32:
+			return int32(d.IntPart()), nil
+		case types.Int64:
+			return d.IntPart(), nil
+		}
+		return d, nil
+	}
+	x := doubleValue(v)
+	if f.ceil {
+		x = math.Ceil(x)
+	} else {
+		x = math.Floor(x)
+	}
+	if x == 0 {
+		return float64(0), nil // MariaDB prints CEIL(-0.5e0) as 0
+	}
+	return x, nil
+}
+
+// asDouble is its child read as MariaDB's val_real reads it, for the
+// variance aggregates (STDDEV, VARIANCE and their kin), which MariaDB
+// computes in DOUBLE whatever the argument (Item_sum_variance):
+// go-mysql-server's are typed as their argument, so STDDEV of a BIGINT
+// column was a BIGINT column carrying 3864727.289069151.
+type asDouble struct{ wrapped }
+
+var _ sql.Expression = (*asDouble)(nil)
+
+func (a *asDouble) Type() sql.Type { return types.Float64 }
+
+func (a *asDouble) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	return withChild(a, c, func(c sql.Expression) sql.Expression { return &asDouble{wrapped{c}} })
+}
+
+func (a *asDouble) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := a.child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	return doubleValue(v), nil
+}
+
+// varianceMeta is MariaDB's definition of a variance aggregate over arg
+// (Item_sum_variance::fix_length_and_dec): over an exact number, twice
+// its precision and 4 more digits, 4 more decimals than it has; over a
+// DOUBLE or text, a DOUBLE without fixed decimals.
+func varianceMeta(arg sql.Expression, child sql.Node) *colMeta {
+	if k, _, _ := argKind(arg.Type()); k == numExact {
+		if p, s, ok := decimalPS(arg, child); ok {
+			dec := min(s+divPrecisionIncrement, maxDecimalScale)
+			return &colMeta{typ: mysqlTypeDouble, length: uint32(2*p + divPrecisionIncrement + 2), decimals: uint8(dec)}
+		}
+	}
+	return &colMeta{typ: mysqlTypeDouble, length: floatLength(notFixedDec31), decimals: notFixedDec31}
 }

@@ -243,6 +243,13 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 	if v, ok := e.(*setUserVar); ok {
 		e = unalias(v)
 	}
+	if arg, ok := minMaxOfExpr(e); ok {
+		// Item_sum_min_max takes its argument's definition
+		// (MAX(ROUND(x, 1)) has 1 decimal).
+		if m := exprMeta(arg, child, tmp); m != nil {
+			return m
+		}
+	}
 	t := e.Type()
 	switch {
 	case types.IsText(t):
@@ -273,6 +280,15 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 		}
 		if a, ok := e.(*exactAgg); ok && a.Type() == types.Float64 {
 			return doubleAggMeta(a, child)
+		}
+		if a, ok := e.(sql.Aggregation); ok {
+			if arg, ok := a.Children()[0].(*asDouble); ok {
+				return varianceMeta(arg.child, child)
+			}
+		}
+		if _, ok := e.(*intVal); ok {
+			// FLOOR and CEIL of a DOUBLE: float_length(0), no decimals.
+			return &colMeta{typ: mysqlTypeDouble, length: floatLength(0)}
 		}
 		if r, ok := e.(*decimalRound); ok {
 			// ROUND(double, d), TRUNCATE(double, d): a DOUBLE with d decimals, printed with d
@@ -552,6 +568,15 @@ func decimalPS(e sql.Expression, child sql.Node) (p, s int, ok bool) {
 		return arithPS(x.Arithmetic, child)
 	case *exactArith:
 		return arithPS(x.Arithmetic, child)
+	case *intVal:
+		if types.IsDecimal(x.child.Type()) {
+			return x.digits(), 0, true
+		}
+	case *exactMod:
+		// Item_func_mod::result_precision: the larger precision and scale.
+		p1, s1, ok1 := decimalPS(x.LeftChild, child)
+		p2, s2, ok2 := decimalPS(x.RightChild, child)
+		return max(p1, p2), max(s1, s2), ok1 && ok2
 	case *expression.Arithmetic:
 		return arithPS(x, child)
 	case *decimalRound:
@@ -578,6 +603,8 @@ func decimalPS(e sql.Expression, child sql.Node) (p, s int, ok bool) {
 	case *function.Coalesce:
 		return choicePS(x.Children(), child)
 	case *function.IfNull:
+		return choicePS(x.Children(), child)
+	case *exactIfNull:
 		return choicePS(x.Children(), child)
 	case *function.If:
 		return choicePS(x.Children()[1:], child)
@@ -660,6 +687,28 @@ func arithPS(a *expression.Arithmetic, child sql.Node) (int, int, bool) {
 		return min(p1+p2, maxDecimalPrecision), min(s1+s2, maxDecimalScale), true
 	}
 	return 0, 0, false
+}
+
+// minMaxOfExpr is the argument of MIN or MAX (not over a window) of an
+// expression other than a column.
+func minMaxOfExpr(e sql.Expression) (sql.Expression, bool) {
+	var a sql.Aggregation
+	switch x := e.(type) {
+	case *aggregation.Min:
+		a = x
+	case *aggregation.Max:
+		a = x
+	default:
+		return nil, false
+	}
+	if a.Window() != nil {
+		return nil, false
+	}
+	arg := unalias(a.Children()[0])
+	if _, col := arg.(*expression.GetField); col {
+		return nil, false
+	}
+	return arg, true
 }
 
 // minMaxColumn: MIN and MAX of a table's column have the column's type
@@ -821,6 +870,9 @@ func charLength(e sql.Expression, child sql.Node) (int64, bool) {
 	}
 	if tt, ok := e.(*temporalText); ok {
 		return typeChars(tt.child.Type())
+	}
+	if ft, ok := e.(*fixedDoubleText); ok {
+		return int64(floatLength(ft.digits)), true
 	}
 	if et, ok := e.(*enumText); ok {
 		return typeChars(et.Enum.Type())
@@ -1140,6 +1192,14 @@ func numLength(e sql.Expression, child sql.Node) (int64, bool) {
 		return arithLength(x, child)
 	case *intMod:
 		return maxLength(x.LeftChild, x.RightChild, child)
+	case *intVal:
+		switch t := x.child.Type(); {
+		case types.IsDecimal(t):
+			return int64(x.digits()) + 1, true // and a sign
+		case t.Type() == types.Date.Type():
+			return 8, true // YYYYMMDD
+		}
+		return numLength(x.child, child)
 	case *expression.IntDiv:
 		l, ok := numLength(x.LeftChild, child)
 		return max(l-1, 1), ok
@@ -1161,6 +1221,8 @@ func numLength(e sql.Expression, child sql.Node) (int64, bool) {
 		return 2, true
 	case "dayofweek", "weekday", "quarter":
 		return 1, true
+	case "sign":
+		return 2, true
 	case "dayofyear":
 		return 3, true
 	case "year":
@@ -1169,7 +1231,7 @@ func numLength(e sql.Expression, child sql.Node) (int64, bool) {
 		return 6, true
 	case "length", "char_length", "character_length", "octet_length", "locate", "instr":
 		return 10, true
-	case "timestampdiff", "count", "countdistinct":
+	case "timestampdiff", "count", "countdistinct", "bit_or", "bit_and", "bit_xor":
 		return 21, true
 	}
 	return 0, false
