@@ -50,6 +50,8 @@ func TestNumericFunctionsMatchMariaDB(t *testing.T) {
 		{"min and max of expressions", "SELECT MAX(ROUND(flat_pct, 1)), MIN(flat_bytes / 3), MAX(UPPER(name)), MAX(LEFT(name, 3)), MIN(ROUND(flat_bytes / 3, 1)), MAX(DATE(taken_at)), MAX(flat_pct * 2) FROM functions", ""},
 		// STDDEV of a BIGINT column was a BIGINT column carrying a fraction.
 		{"variance", "SELECT node_id, STDDEV(flat_bytes), STDDEV_SAMP(flat_bytes), VAR_SAMP(flat_objects), STDDEV_POP(flat_bytes / 3), VAR_POP(CAST(flat_pct AS DECIMAL(10,3))), STDDEV(node_id) FROM functions GROUP BY node_id ORDER BY node_id", ""},
+		// BIT_OR(FLOOR(x)) of a DOUBLE x set bit 63.
+		{"bit aggregates", "SELECT BIT_OR(FLOOR(f.flat_pct)), BIT_OR(f.flat_pct), BIT_AND(f.flat_pct + 1), BIT_XOR(f.flat_bytes / 3), BIT_OR(FLOOR(-f.flat_pct)), BIT_OR(s.node_addr), BIT_AND(f.node_id) FROM functions f JOIN snapshots s ON s.id = f.snapshot_id", ""},
 		// AVG(CAST(x AS CHAR)), which the 1235 for AVG of an ENUM
 		// suggests, printed 0 for MariaDB's 0.0000.
 		{"aggregates of text", "SELECT AVG(CAST(TABLE_TYPE AS CHAR)), SUM(CAST(TABLE_TYPE AS CHAR)) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'heapprof'", ""},

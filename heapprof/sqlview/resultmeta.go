@@ -1231,7 +1231,7 @@ func numLength(e sql.Expression, child sql.Node) (int64, bool) {
 		return 6, true
 	case "length", "char_length", "character_length", "octet_length", "locate", "instr":
 		return 10, true
-	case "timestampdiff", "count", "countdistinct", "bit_or", "bit_and", "bit_xor":
+	case "timestampdiff", "count", "countdistinct", "bitor", "bitand", "bitxor": // go-mysql-server names BIT_OR "BitOr"
 		return 21, true
 	}
 	return 0, false
