@@ -39,6 +39,8 @@ type Engine struct {
 	sqlMemory atomic.Int64
 	// keys are the heapprof tables' key flags (flags.go).
 	keys keyFlags
+	// columns are the heapprof tables' column names (ambiguous.go).
+	columns tableColumns
 }
 
 // New builds an engine whose heapprof tables read src on every scan, with
@@ -97,7 +99,7 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 	// (infoschema.go).
 	a.Catalog.InfoSchema = &infoSchemaDB{Database: a.Catalog.InfoSchema, keys: keys}
 	gms := sqle.New(a, &sqle.Config{IsReadOnly: true})
-	return &Engine{gms: gms, opts: opts, keys: keys.cols}, nil
+	return &Engine{gms: gms, opts: opts, keys: keys.cols, columns: newTableColumns(pro.db.tables)}, nil
 }
 
 // Close releases the engine's background resources.
@@ -471,7 +473,8 @@ func (e *Engine) run(sctx *sql.Context, b *stmtBudget, query string, stmt ast.St
 }
 
 // plannable refuses what go-mysql-server cannot plan in bounded time
-// (planlimits.go) and lines up UNION chains (unions.go); changed tells
+// (planlimits.go) or would answer by guessing a column (ambiguous.go) and
+// lines up UNION chains (unions.go); changed tells
 // whether stmt was rewritten.
 func (e *Engine) plannable(sctx *sql.Context, stmt ast.Statement) (changed bool, err error) {
 	// Depth first: counting a SELECT's joins descends into its IN and
@@ -486,6 +489,9 @@ func (e *Engine) plannable(sctx *sql.Context, stmt ast.Statement) (changed bool,
 		return false, err
 	}
 	if err := checkDoublingDepth(stmt); err != nil {
+		return false, err
+	}
+	if err := e.columns.checkAmbiguousColumns(stmt, sctx.GetCurrentDatabase()); err != nil {
 		return false, err
 	}
 	return e.lineUpUnions(sctx, stmt)
