@@ -286,6 +286,19 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 				return varianceMeta(arg.child, child)
 			}
 		}
+		if _, ok := e.(*floatMod); ok {
+			// Item_func_mod of a DOUBLE: float_length(NOT_FIXED_DEC).
+			return &colMeta{typ: mysqlTypeDouble, length: floatLength(notFixedDec31), decimals: notFixedDec31}
+		}
+		if f, ok := e.(sql.FunctionExpression); ok && strings.EqualFold(f.FunctionName(), "abs") {
+			// Item_func_abs of a DOUBLE: its argument's decimals,
+			// float_length of them.
+			dec := notFixedDec31
+			if m := exprMeta(unalias(e.Children()[0]), child, tmp); m != nil && m.typ == mysqlTypeDouble {
+				dec = int(m.decimals)
+			}
+			return &colMeta{typ: mysqlTypeDouble, length: floatLength(dec), decimals: uint8(dec)}
+		}
 		if _, ok := e.(*intVal); ok {
 			// FLOOR and CEIL of a DOUBLE: float_length(0), no decimals.
 			return &colMeta{typ: mysqlTypeDouble, length: floatLength(0)}
@@ -300,6 +313,11 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 			return &colMeta{typ: mysqlTypeDouble, length: 23, decimals: notFixedDec31}
 		}
 	case types.IsInteger(t):
+		if c, ok := e.(*expression.Convert); ok {
+			if m := castSignedMeta(c, child); m != nil {
+				return m
+			}
+		}
 		if m := intChoiceMeta(e); m != nil {
 			return m
 		}
@@ -572,6 +590,7 @@ func decimalPS(e sql.Expression, child sql.Node) (p, s int, ok bool) {
 		if types.IsDecimal(x.child.Type()) {
 			return x.digits(), 0, true
 		}
+
 	case *exactMod:
 		// Item_func_mod::result_precision: the larger precision and scale.
 		p1, s1, ok1 := decimalPS(x.LeftChild, child)
@@ -623,6 +642,9 @@ func decimalPS(e sql.Expression, child sql.Node) (p, s int, ok bool) {
 			}
 			return min(pa+22, maxDecimalPrecision), int(dt.Scale()), true
 		}
+	}
+	if f, ok := e.(sql.FunctionExpression); ok && strings.EqualFold(f.FunctionName(), "abs") && types.IsDecimal(t) {
+		return decimalPS(e.Children()[0], child) // Item_func_abs: its argument's
 	}
 	switch {
 	case types.IsDecimal(t):
@@ -812,6 +834,46 @@ func doubleAggMeta(a *exactAgg, child sql.Node) *colMeta {
 		}
 	}
 	return m
+}
+
+// castSignedMeta is MariaDB's CAST(x AS SIGNED) of a DOUBLE, DECIMAL,
+// text or date x (Item_func_signed::fix_length_and_dec_double, _generic
+// and _string): a DOUBLE's is BIGINT(20); another's is as long as x's
+// text, at most 21 and at least 2, INT when that is 9 or less
+// (type_handler_long_or_longlong). nil for other CASTs.
+func castSignedMeta(c *expression.Convert, child sql.Node) *colMeta {
+	ci, ok := c.Child.(*castInt)
+	if !ok || ci.unsigned {
+		return nil
+	}
+	x := ci.child
+	var n int64
+	switch t := x.Type(); {
+	case types.IsFloat(t):
+		return &colMeta{typ: mysqlTypeLongLong, length: 20}
+	case types.IsDecimal(t):
+		p, s, ok := decimalPS(x, child)
+		if !ok {
+			return nil
+		}
+		n = int64(decimalLength(p, s))
+	case types.IsText(t):
+		if n, ok = charLength(x, child); !ok {
+			return nil
+		}
+	case isTemporal(t):
+		n = int64(datetimeLength(t))
+		if t.Type() == types.Date.Type() {
+			n = 10
+		}
+	default:
+		return nil
+	}
+	n = max(min(n, 21), 2)
+	if n <= int32DecimalDigitsLE-1 {
+		return &colMeta{typ: mysqlTypeLong, length: uint32(n)}
+	}
+	return &colMeta{typ: mysqlTypeLongLong, length: uint32(n)}
 }
 
 // floatLength is MariaDB's float_length(decimals): DBL_DIG + 2 + decimals
