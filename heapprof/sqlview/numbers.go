@@ -384,27 +384,18 @@ func (c *castInt) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
 	return withChild(c, kids, func(k sql.Expression) sql.Expression { return &castInt{wrapped: wrapped{k}, unsigned: c.unsigned} })
 }
 
-// Limits of a 64-bit integer as float64 and DECIMAL.
-var (
-	minInt64Dec      = decimal.NewFromInt(math.MinInt64)
-	maxInt64Dec      = decimal.NewFromInt(math.MaxInt64)
-	maxUint64Dec     = decimal.NewFromUint64(math.MaxUint64)
-	twoTo63, twoTo64 = math.Ldexp(1, 63), math.Ldexp(1, 64)
-)
+// 2^63 and 2^64, the limits of a 64-bit integer, as DOUBLEs.
+const twoTo63, twoTo64 float64 = 1 << 63, 1 << 64
 
 func (c *castInt) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	v, err := c.child.Eval(ctx, row)
 	if err != nil || v == nil {
 		return nil, err
 	}
-	if _, ok := v.(time.Time); ok {
-		// A text-typed function answering a date (TIMESTAMP('...')),
-		// a DATETIME on MariaDB.
-		d := temporalNumber(types.DatetimeMaxPrecision, v.(time.Time)).Truncate(0)
-		if c.unsigned {
-			return d.BigInt().Uint64(), nil
-		}
-		return d.IntPart(), nil
+	if tv, ok := v.(time.Time); ok {
+		// A date or time, also from a text-typed function answering one
+		// (TIMESTAMP('...'), a DATETIME on MariaDB).
+		return c.held(temporalNumber(types.DatetimeMaxPrecision, tv).Truncate(0)), nil
 	}
 	switch t := c.child.Type(); {
 	case types.IsInteger(t):
@@ -441,23 +432,28 @@ func (c *castInt) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return nil, err
 	}
 	if isTemporal(c.child.Type()) {
-		d = d.Truncate(0) // YYYYMMDDhhmmss, the fraction dropped
-	} else {
-		d = d.Round(0) // half away from zero
+		return c.held(d.Truncate(0)), nil // YYYYMMDDhhmmss, the fraction dropped
 	}
+	return c.held(d.Round(0)), nil // half away from zero
+}
+
+// held is the integer d in c's type's range: a negative one 0 for
+// UNSIGNED, one beyond the range the range's end.
+func (c *castInt) held(d decimal.Decimal) any {
+	b := d.BigInt()
 	switch {
-	case c.unsigned && d.Sign() <= 0:
-		return uint64(0), nil
-	case c.unsigned && d.GreaterThan(maxUint64Dec):
-		return uint64(math.MaxUint64), nil
+	case c.unsigned && b.Sign() <= 0:
+		return uint64(0)
+	case c.unsigned && !b.IsUint64():
+		return uint64(math.MaxUint64)
 	case c.unsigned:
-		return d.BigInt().Uint64(), nil
-	case d.GreaterThan(maxInt64Dec):
-		return int64(math.MaxInt64), nil
-	case d.LessThan(minInt64Dec):
-		return int64(math.MinInt64), nil
+		return b.Uint64()
+	case b.IsInt64():
+		return b.Int64()
+	case b.Sign() > 0:
+		return int64(math.MaxInt64)
 	}
-	return d.IntPart(), nil
+	return int64(math.MinInt64)
 }
 
 // leadingInt64Bits is the integer text s starts with as MariaDB's
