@@ -2,6 +2,7 @@ package sqlview
 
 import (
 	"context"
+	"errors"
 	"testing"
 )
 
@@ -47,5 +48,22 @@ func TestAmbiguousColumnsMatchMariaDB(t *testing.T) {
 			}
 			matchMariaDB(t, ctx, e, s, r, tt.query, false, true)
 		})
+	}
+}
+
+// A prepared statement (the binary protocol's COM_STMT_PREPARE, and
+// PREPARE ... FROM) is refused the same way.
+func TestAmbiguousColumnPrepared(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	const q = "SELECT COUNT(node_id) FROM snapshots s LEFT JOIN functions f ON f.snapshot_id = s.id WHERE s.total_bytes > ?"
+	_, err := e.Prepare(ctx, s, q)
+	var ge *Error
+	if !errors.As(err, &ge) || ge.Code != 1052 || ge.State != "23000" || ge.Message != "Column 'node_id' in SELECT is ambiguous" {
+		t.Fatalf("Prepare: %v, want ERROR 1052 (23000) Column 'node_id' in SELECT is ambiguous", err)
+	}
+	_, err = e.Query(ctx, s, "PREPARE st FROM 'SELECT MAX(taken_at) FROM snapshots s JOIN functions f ON f.snapshot_id = s.id'")
+	if !errors.As(err, &ge) || ge.Code != 1052 {
+		t.Fatalf("PREPARE ... FROM: %v, want ERROR 1052", err)
 	}
 }
