@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -67,6 +68,14 @@ func (p *provider) Function(ctx *sql.Context, name string) (sql.Function, bool) 
 		}[strings.ToLower(name)]
 		return sql.Function1{Name: strings.ToLower(name), Fn: func(x sql.Expression) sql.Expression {
 			return bit(&castInt{wrapped: wrapped{x}})
+		}}, true
+	case "timestamp":
+		// Two arguments (a date and a time to add) stay go-mysql-server's.
+		return sql.FunctionN{Name: "timestamp", Fn: func(args ...sql.Expression) (sql.Expression, error) {
+			if len(args) != 1 {
+				return function.NewDatetime(args...)
+			}
+			return &timestampOf{wrapped{args[0]}}, nil
 		}}, true
 	case "sign":
 		return sql.Function1{Name: "sign", Fn: func(x sql.Expression) sql.Expression {
@@ -251,4 +260,70 @@ func sign(_ *sql.Context, vals []any) (any, error) {
 		return int32(1), nil
 	}
 	return int32(0), nil
+}
+
+// timestampOf is TIMESTAMP(x), a DATETIME as MariaDB types and computes it
+// (CAST(x AS DATETIME) with x's fraction digits): of a date or time, its
+// precision (a DATE's 0); of a constant string, the fraction digits it
+// writes; of an integer, 0; of other text or numbers, 6. Text that is no
+// date is NULL with warning 1292. go-mysql-server typed TIMESTAMP(x) as x
+// (TEXT for a string), so TIMESTAMP('...') + 0 was a DOUBLE rounded to
+// 20260101000060, and failed on text that is no date.
+type timestampOf struct{ wrapped }
+
+var _ sql.FunctionExpression = (*timestampOf)(nil)
+
+func (f *timestampOf) FunctionName() string { return "timestamp" }
+func (f *timestampOf) Description() string  { return "MariaDB's TIMESTAMP(x) (heapprof/sqlview)" }
+func (f *timestampOf) String() string       { return "TIMESTAMP(" + f.child.String() + ")" }
+func (f *timestampOf) IsNullable() bool     { return true }
+
+func (f *timestampOf) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
+	return withChild(f, kids, func(k sql.Expression) sql.Expression { return &timestampOf{wrapped{k}} })
+}
+
+func (f *timestampOf) Type() sql.Type {
+	return types.MustCreateDatetimeType(sqltypes.Datetime, f.precision())
+}
+
+// precision is the result's fraction digits.
+func (f *timestampOf) precision() int {
+	t := f.child.Type()
+	switch {
+	case t.Type() == types.Date.Type() || types.IsInteger(t):
+		return 0
+	case types.IsDatetimeType(t) || types.IsTimestampType(t):
+		if dt, ok := t.(sql.DatetimeType); ok {
+			return dt.Precision()
+		}
+	case types.IsText(t):
+		if s, ok := constString(f.child); ok {
+			if _, _, err := types.DatetimeMaxPrecision.Convert(sql.NewEmptyContext(), s); err == nil {
+				if _, frac, ok := strings.Cut(strings.TrimSpace(s), "."); ok {
+					return min(len(frac), maxFractionDigits)
+				}
+				return 0
+			}
+		}
+	}
+	return maxFractionDigits
+}
+
+// maxFractionDigits is the most fraction digits a DATETIME has.
+const maxFractionDigits = 6
+
+func (f *timestampOf) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := f.child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	if types.IsInteger(f.child.Type()) {
+		v = fmt.Sprint(v) // YYYYMMDD or YYYYMMDDhhmmss
+	}
+	tv, _, err := types.DatetimeMaxPrecision.Convert(ctx, v)
+	if err != nil || tv == nil {
+		ctx.Warn(erWarnDatetime, "Incorrect datetime value: '%v'", v)
+		return nil, nil
+	}
+	return tv, nil
 }

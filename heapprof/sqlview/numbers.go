@@ -41,9 +41,14 @@ func (a *asNumber) WithChildren(c ...sql.Expression) (sql.Expression, error) {
 
 func (a *asNumber) exact() bool { return isTemporal(a.child.Type()) }
 
+// Type is a date's number as MariaDB types it: BIGINT without a
+// fraction (DATE, DATETIME(0)), DECIMAL with one.
 func (a *asNumber) Type() sql.Type {
 	if a.exact() {
 		_, p, s := argKind(a.child.Type())
+		if s == 0 {
+			return types.Int64
+		}
 		return types.MustCreateDecimalType(uint8(p), uint8(s))
 	}
 	return types.Float64
@@ -55,7 +60,11 @@ func (a *asNumber) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return nil, err
 	}
 	if a.exact() {
-		return exactValue(ctx, a.child.Type(), v)
+		d, err := exactValue(ctx, a.child.Type(), v)
+		if err != nil || a.Type() != types.Int64 {
+			return d, err
+		}
+		return d.IntPart(), nil
 	}
 	return doubleValue(v), nil
 }
@@ -168,28 +177,31 @@ func numberContext(e sql.Expression) (sql.Expression, bool, error) {
 		all := numbered(k, append([]sql.Expression{x.Left()}, tup...))
 		return expression.NewInTuple(all[0], expression.NewTuple(all[1:]...)), true, nil
 	case *expression.Arithmetic, *expression.Div, *expression.IntDiv, *expression.Mod, *expression.UnaryMinus, *function.AbsVal:
-		// Text in arithmetic is its leading number (DOUBLE); date
-		// arithmetic (x + INTERVAL n unit) is the dialect rule's.
+		// Text in arithmetic is its leading number (DOUBLE), a date its
+		// number YYYYMMDDhhmmss.ffffff (go-mysql-server dropped the
+		// fraction: taken_at + 0 lost its microseconds); date arithmetic
+		// (x + INTERVAL n unit) is the dialect rule's.
 		kids := slices.Clone(e.Children())
 		for _, k := range kids {
 			if _, ok := k.(*expression.Interval); ok {
 				return e, false, nil
 			}
 		}
-		changed := false
+		changed, text := false, false
 		for i, k := range kids {
-			if types.IsText(k.Type()) {
+			if t := k.Type(); types.IsText(t) || isTemporal(t) {
 				kids[i], changed = toNumber(k), true
+				text = text || types.IsText(t)
 			}
 		}
 		if !changed {
 			return e, false, nil
 		}
 		n, err := e.WithChildren(kids...)
-		if mod, ok := n.(*expression.Mod); ok && err == nil {
+		if mod, ok := n.(*expression.Mod); ok && err == nil && text {
 			return &floatMod{Mod: mod}, true, nil
 		}
-		return n, err == nil, err
+		return n, err == nil, err // a date's % is the dialect rule's, as numbers
 	case *expression.Case:
 		if x.Expr != nil {
 			// CASE x WHEN v compares x with each v, all as DOUBLE when text

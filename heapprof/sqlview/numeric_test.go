@@ -28,8 +28,13 @@ func TestNumericFunctionsMatchMariaDB(t *testing.T) {
 		{"cast to integer", "SELECT CAST(28.5e0 AS UNSIGNED), CAST(29.5e0 AS SIGNED), CAST(-28.5e0 AS SIGNED), CAST(-2.5 AS SIGNED), CAST(-0.4 AS UNSIGNED), CAST(-flat_pct AS UNSIGNED), CAST(flat_pct AS SIGNED), CAST(1e19 AS UNSIGNED), CAST(-1e19 AS SIGNED), CAST(99999999999999999999.5 AS UNSIGNED), CAST(flat_bytes / 3 AS UNSIGNED)" + top, ""},
 		{"cast text to integer", "SELECT CAST('99999999999999999999' AS SIGNED), CAST('99999999999999999999' AS UNSIGNED), CAST('-99999999999999999999' AS UNSIGNED), CAST(' 12abc' AS SIGNED), CAST('1e3' AS SIGNED), CAST('' AS SIGNED), CAST('-0' AS UNSIGNED), CAST('18446744073709551615' AS SIGNED), CAST(' -2.9' AS UNSIGNED), CAST('2.9' AS SIGNED)", ""},
 		{"cast dates to integer", "SELECT CAST(taken_at AS SIGNED), CAST(DATE(taken_at) AS UNSIGNED), CAST(DATE_ADD(taken_at, INTERVAL 0.9 SECOND) AS SIGNED) FROM snapshots ORDER BY id", ""},
-		{"cast timestamp() to integer", "SELECT CAST(TIMESTAMP('2026-01-01 00:00:59.999999') AS SIGNED)",
-			"go-mysql-server types TIMESTAMP() as text: its CAST is BIGINT(20), MariaDB's BIGINT(21) of a DATETIME(6)"},
+		{"cast timestamp() to integer", "SELECT CAST(TIMESTAMP('2026-01-01 00:00:59.999999') AS SIGNED)", ""},
+		// taken_at + 0 lost its microseconds; TIMESTAMP('...') was text,
+		// so TIMESTAMP('...59.999999') + 0 was a DOUBLE, 20260101000060.
+		{"dates as numbers", "SELECT taken_at + 0, DATE_ADD(taken_at, INTERVAL 0.5 SECOND) + 0, taken_at * 1, taken_at - 1, taken_at / 2, taken_at DIV 100, taken_at % 7, TIMESTAMP('2026-01-01 00:00:59.999999') + 0 FROM snapshots ORDER BY id", ""},
+		{"dates as numbers, lengths aside", "SELECT DATE(taken_at) + 0, CAST(taken_at AS DATETIME) + 0, -taken_at, ABS(taken_at), DATE(taken_at) * 2 FROM snapshots ORDER BY id",
+			"MariaDB's DATE + 0 is BIGINT(10) and DATETIME(0) + 0 BIGINT(16), here BIGINT(20); -x and ABS(x) of a DATETIME(6) are 27 and 26 long, here 22"},
+		{"timestamp()", "SELECT TIMESTAMP('2026-11-21 08:00:00'), TIMESTAMP('2026-01-01 00:00:59.999999'), TIMESTAMP('2026-01-01 00:00:59.5'), TIMESTAMP('bad'), TIMESTAMP(20260101), TIMESTAMP(taken_at), TIMESTAMP(DATE(taken_at)) FROM snapshots ORDER BY id", ""},
 		// FLOOR(5000000000.5) was 2147483647: every FLOOR and CEIL was INT.
 		{"floor and ceil", "SELECT FLOOR(5000000000.5), CEIL(-5000000000.5), CEIL(total_bytes * 1000.5), FLOOR(total_bytes / 3), FLOOR(total_bytes * 1000e0), CEIL(total_bytes), FLOOR(2), CEIL(-0.5e0), FLOOR('2.7'), FLOOR(CAST(total_bytes AS DECIMAL(30,3))) FROM snapshots ORDER BY id", ""},
 		{"floor and ceil of dates", "SELECT FLOOR(taken_at), CEIL(taken_at), FLOOR(DATE(taken_at)), CEIL(DATE_ADD(taken_at, INTERVAL 0.876544 SECOND)) FROM snapshots ORDER BY id", ""},
