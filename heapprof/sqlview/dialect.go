@@ -960,12 +960,16 @@ func temporalArgsAsText(e sql.Expression) (sql.Expression, bool, error) {
 	kids := slices.Clone(e.Children())
 	changed := false
 	for i, k := range kids {
-		if t := k.Type(); isTemporal(t) {
+		t := k.Type()
+		switch {
+		case isTemporal(t):
 			kids[i], changed = &temporalText{wrapped{k}}, true
-		} else if r, ok := unalias(k).(*decimalRound); ok && types.IsFloat(t) {
-			if d, ok := roundDigits(r); ok {
-				kids[i], changed = &fixedDoubleText{wrapped: wrapped{k}, digits: d}, true
-			}
+		case !readsAsText(e, i):
+		case types.IsFloat(t) && isFixedRound(k):
+			d, _ := roundDigits(unalias(k).(*decimalRound))
+			kids[i], changed = &fixedDoubleText{wrapped: wrapped{k}, digits: d}, true
+		case numeric(t) && !isConcat(e):
+			kids[i], changed = &numberText{wrapped{k}}, true
 		}
 	}
 	if !changed {
@@ -976,6 +980,79 @@ func temporalArgsAsText(e sql.Expression) (sql.Expression, bool, error) {
 		return nil, false, err
 	}
 	return out, true, nil
+}
+
+// textArgs are the arguments text functions read as text, by position
+// (nil: every one); the others are lengths, counts and positions.
+var textArgs = map[string][]int{
+	"concat": nil, "concat_ws": nil,
+	"upper": {0}, "lower": {0}, "ucase": {0}, "lcase": {0}, "length": {0}, "char_length": {0},
+	"character_length": {0}, "octet_length": {0}, "reverse": {0}, "trim": {0}, "ltrim": {0}, "rtrim": {0},
+	"md5": {0}, "sha1": {0}, "sha": {0}, "sha2": {0}, "left": {0}, "right": {0}, "substring": {0},
+	"substr": {0}, "mid": {0}, "repeat": {0}, "lpad": {0, 2}, "rpad": {0, 2}, "replace": {0, 1, 2},
+	"substring_index": {0, 1}, "locate": {0, 1}, "instr": {0, 1},
+}
+
+// readsAsText: e reads its argument i as text (LIKE and CAST(x AS CHAR)
+// every one).
+func readsAsText(e sql.Expression, i int) bool {
+	f, ok := e.(sql.FunctionExpression)
+	if !ok {
+		return true
+	}
+	pos, ok := textArgs[strings.ToLower(f.FunctionName())]
+	return ok && (pos == nil || slices.Contains(pos, i))
+}
+
+// isConcat: go-mysql-server's CONCAT and CONCAT_WS print numbers as
+// MariaDB does already.
+func isConcat(e sql.Expression) bool {
+	f, ok := e.(sql.FunctionExpression)
+	return ok && (strings.EqualFold(f.FunctionName(), "concat") || strings.EqualFold(f.FunctionName(), "concat_ws"))
+}
+
+// isFixedRound: e is ROUND or TRUNCATE to a constant number of digits.
+func isFixedRound(e sql.Expression) bool {
+	r, ok := unalias(e).(*decimalRound)
+	if !ok {
+		return false
+	}
+	_, ok = roundDigits(r)
+	return ok
+}
+
+// numberText is a number read as text, as MariaDB prints it (val_str): a
+// DECIMAL with its scale's digits, a DOUBLE in its shortest form.
+// go-mysql-server's LEFT, RIGHT, SUBSTRING, LOCATE and INSTR failed on a
+// number ("invalid type: int64"), REVERSE gave the number back (1000 for
+// '0001') and UPPER typed it a number.
+type numberText struct{ wrapped }
+
+var _ sql.Expression = (*numberText)(nil)
+
+func (t *numberText) Type() sql.Type { return types.LongText }
+
+func (t *numberText) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	return withChild(t, c, func(c sql.Expression) sql.Expression { return &numberText{wrapped{c}} })
+}
+
+func (t *numberText) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := t.child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return v, err
+	}
+	switch x := v.(type) {
+	case float64:
+		return string(doubleText(x, 64)), nil
+	case float32:
+		return string(doubleText(float64(x), 32)), nil
+	case decimal.Decimal:
+		if dt, ok := t.child.Type().(sql.DecimalType); ok {
+			return x.StringFixed(int32(dt.Scale())), nil
+		}
+	}
+	s, _, err := types.LongText.Convert(ctx, v)
+	return s, err
 }
 
 // temporalText is a date or time value as MariaDB prints it.

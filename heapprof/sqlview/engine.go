@@ -283,6 +283,9 @@ func datetimeText(typ sql.Type, v any) ([]byte, bool) {
 // below -15 or above 14 (go-mysql-server prints 9437184 as 9.437184e+06,
 // which BI tools show as is).
 func doubleText(f float64, bits int) []byte {
+	if f == 0 {
+		f = 0 // -0 prints 0, as on MariaDB
+	}
 	e := strconv.FormatFloat(f, 'e', -1, bits)
 	mant, exp, _ := strings.Cut(e, "e")
 	x, err := strconv.Atoi(exp)

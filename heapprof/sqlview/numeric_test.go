@@ -54,6 +54,11 @@ func TestNumericFunctionsMatchMariaDB(t *testing.T) {
 		{"min and max of expressions", "SELECT MAX(ROUND(flat_pct, 1)), MIN(flat_bytes / 3), MAX(UPPER(name)), MAX(LEFT(name, 3)), MIN(ROUND(flat_bytes / 3, 1)), MAX(DATE(taken_at)), MAX(flat_pct * 2) FROM functions", ""},
 		// STDDEV of a BIGINT column was a BIGINT column carrying a fraction.
 		{"variance", "SELECT node_id, STDDEV(flat_bytes), STDDEV_SAMP(flat_bytes), VAR_SAMP(flat_objects), STDDEV_POP(flat_bytes / 3), VAR_POP(CAST(flat_pct AS DECIMAL(10,3))), STDDEV(node_id) FROM functions GROUP BY node_id ORDER BY node_id", ""},
+		// LEFT, RIGHT, SUBSTRING of a number failed (invalid type: int64),
+		// REVERSE(1000) was 1000, -0 printed -0.
+		{"text functions of numbers", "SELECT LEFT(flat_bytes, 3), RIGHT(flat_pct, 3), SUBSTRING(flat_bytes / 3, 2, 3), MID(flat_bytes, 2), REVERSE(flat_bytes), UPPER(flat_pct), LPAD(-flat_pct, 12, 0), CHAR_LENGTH(-flat_pct), REPLACE(flat_bytes / 3, '.', ','), SUBSTRING_INDEX(flat_pct, '.', 1), TRIM(node_id)" + top, ""},
+		{"text search in numbers", "SELECT LOCATE('5', flat_bytes), INSTR(flat_pct, '5'), LOCATE('2', flat_bytes / 3, 3)" + top,
+			"LOCATE and INSTR are INT(10) here, INT(11) on MariaDB; BIGINT for INSTR"},
 		// BIT_OR(FLOOR(x)) of a DOUBLE x set bit 63.
 		{"bit aggregates", "SELECT BIT_OR(FLOOR(f.flat_pct)), BIT_OR(f.flat_pct), BIT_AND(f.flat_pct + 1), BIT_XOR(f.flat_bytes / 3), BIT_OR(FLOOR(-f.flat_pct)), BIT_OR(s.node_addr), BIT_AND(f.node_id) FROM functions f JOIN snapshots s ON s.id = f.snapshot_id", ""},
 		// AVG(CAST(x AS CHAR)), which the 1235 for AVG of an ENUM

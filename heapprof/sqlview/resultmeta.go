@@ -836,6 +836,25 @@ func doubleAggMeta(a *exactAgg, child sql.Node) *colMeta {
 	return m
 }
 
+// numberChars is the length of a number's text as MariaDB counts it (its
+// column's length): an expression's definition, a DOUBLE column's 22
+// (DBL_DIG + 7), an integer's digits and sign, a DECIMAL's digits, point
+// and sign.
+func numberChars(e sql.Expression, child sql.Node) (int64, bool) {
+	if m := exprMeta(unalias(e), child, false); m != nil {
+		return int64(m.length), true
+	}
+	switch t := e.Type(); {
+	case types.IsFloat(t):
+		return 22, true
+	case types.IsDecimal(t):
+		if p, s, ok := decimalPS(e, child); ok {
+			return int64(decimalLength(p, s)), true
+		}
+	}
+	return numLength(e, child)
+}
+
 // castSignedMeta is MariaDB's CAST(x AS SIGNED) of a DOUBLE, DECIMAL,
 // text or date x (Item_func_signed::fix_length_and_dec_double, _generic
 // and _string): a DOUBLE's is BIGINT(20); another's is as long as x's
@@ -936,6 +955,9 @@ func charLength(e sql.Expression, child sql.Node) (int64, bool) {
 	if ft, ok := e.(*fixedDoubleText); ok {
 		return int64(floatLength(ft.digits)), true
 	}
+	if nt, ok := e.(*numberText); ok {
+		return numberChars(nt.child, child)
+	}
 	if et, ok := e.(*enumText); ok {
 		return typeChars(et.Enum.Type())
 	}
@@ -1028,7 +1050,11 @@ func charLength(e sql.Expression, child sql.Node) (int64, bool) {
 		if !ok {
 			return 0, false
 		}
-		m := min(n*resultCharsetMaxLen, maxBlobWidth)
+		octets := n * resultCharsetMaxLen
+		if _, num := args[0].(*numberText); num {
+			octets = n // a number's text is one byte a character
+		}
+		m := min(octets, maxBlobWidth)
 		if len(args) > 1 {
 			if start, isConst := constInt(args[1]); isConst {
 				if start < 0 {
