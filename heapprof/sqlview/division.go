@@ -342,6 +342,13 @@ func exactChoice(e sql.Expression) sql.Expression {
 		if decimalChoice(x.Children()) {
 			return &exactIfNull{IfNull: x}
 		}
+		if !types.IsText(x.Type()) && slices.ContainsFunc(x.Children(), func(k sql.Expression) bool { return types.IsText(k.Type()) }) {
+			// IFNULL(x, 'none') of a number x is text on MariaDB, as
+			// COALESCE is; go-mysql-server typed it as x.
+			if c, err := function.NewCoalesce(x.Children()...); err == nil {
+				return c
+			}
+		}
 	case *function.Coalesce:
 		if decimalChoice(x.Children()) {
 			return &exactCoalesce{Coalesce: x}
@@ -581,6 +588,21 @@ func (c *exactCoalesce) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 // =, <, <=>, IN); numeric readers keep every digit, and so do BETWEEN
 // and CASE x WHEN, which compare unrounded. nil when nothing changes.
 func roundShown(e sql.Expression) (sql.Expression, error) {
+	if f, ok := e.(*function.If); ok && types.IsText(f.Type()) {
+		// IF answering text prints the DECIMAL it chose as shown; its
+		// condition reads every digit (IF(1/100000, 'y', 'n') is y).
+		kids := slices.Clone(f.Children())
+		changed := false
+		for i := 1; i < len(kids); i++ {
+			if mayCarryDigits(kids[i]) {
+				kids[i], changed = &shownDecimal{wrapped{kids[i]}}, true
+			}
+		}
+		if !changed {
+			return nil, nil
+		}
+		return e.WithChildren(kids...)
+	}
 	if readsExact(e) {
 		return nil, nil
 	}
@@ -665,6 +687,15 @@ func mayCarryDigits(e sql.Expression) bool {
 // val_decimal, val_real, val_int, val_bool), or passes them on to its
 // own reader (IF, COALESCE, aliases).
 func readsExact(e sql.Expression) bool {
+	switch e.(type) {
+	case *function.IfNull, *function.Coalesce:
+		if types.IsText(e.Type()) {
+			// A choice answering text prints the DECIMAL it chose
+			// (COALESCE(x / 3, 'none') of 1/3 is 0.3333); IF's
+			// condition reads every digit (roundShown).
+			return false
+		}
+	}
 	switch x := e.(type) {
 	case *exactDiv, *exactArith, *expression.Arithmetic, *checkedArith, *expression.Div, *expression.IntDiv,
 		*expression.Mod, *intMod, *floatMod, *exactMod, *expression.UnaryMinus, *expression.Alias, *asNumber,

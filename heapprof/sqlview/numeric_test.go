@@ -48,6 +48,8 @@ func TestNumericFunctionsMatchMariaDB(t *testing.T) {
 		// 0.5)) with another SUM failed (go-mysql-server typed the
 		// COALESCE DECIMAL(2,1)); SUM(IF(c, bytes, 0.5)) had no decimal.
 		{"choices typed decimal", "SELECT IFNULL(flat_bytes, 0.5), IFNULL(NULL, flat_bytes / 3) * 3, COALESCE(flat_bytes, 0.5), IF(node_id > 1, flat_bytes, 0.5), CASE WHEN node_id > 1 THEN flat_bytes / 3 ELSE 0.5 END" + top, ""},
+		// COALESCE(x / 3, 'x') printed the quotient's nine internal digits.
+		{"choices typed text", "SELECT COALESCE(flat_bytes / 3, 'x'), IF(flat_bytes / 3 > 1, flat_bytes / 3, 'none'), IFNULL(flat_bytes / 1048576, 'x'), IF(flat_bytes > 0, 1/3, 'no')" + top, ""},
 		{"aggregates of choices", "SELECT SUM(IF(node_id > 1, flat_bytes, 0.5)), SUM(COALESCE(flat_bytes, 0.5)), SUM(CASE WHEN node_id > 1 THEN flat_bytes ELSE 0.5 END), SUM(IFNULL(flat_bytes, 0.5)), AVG(IF(node_id > 1, flat_bytes, 0.5)), MAX(IFNULL(flat_bytes, 0.5)) FROM functions", ""},
 		{"abs and mod of doubles", "SELECT ABS(flat_pct), ABS(flat_pct - 5000000), ABS(ROUND(flat_pct, 1)), MOD(flat_pct, 7), ABS(flat_bytes), ABS(flat_bytes / 3), ABS(-2.5)" + top, ""},
 		// MAX(ROUND(x, 1)) printed 100 for 100.0.
