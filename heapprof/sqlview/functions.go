@@ -2,14 +2,18 @@ package sqlview
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
+	"github.com/shopspring/decimal"
 )
 
 // MySQL functions go-mysql-server v0.20.0 lacks or answers differently,
@@ -77,6 +81,8 @@ func (p *provider) Function(ctx *sql.Context, name string) (sql.Function, bool) 
 			}
 			return &timestampOf{wrapped{args[0]}}, nil
 		}}, true
+	case "time_to_sec":
+		return sql.Function1{Name: "time_to_sec", Fn: func(x sql.Expression) sql.Expression { return &timeToSec{wrapped{x}} }}, true
 	case "sign":
 		return sql.Function1{Name: "sign", Fn: func(x sql.Expression) sql.Expression {
 			return &fnExpr{name: "SIGN", args: []sql.Expression{x}, typ: types.Int32, eval: sign}
@@ -297,16 +303,56 @@ func (f *timestampOf) precision() int {
 			return dt.Precision()
 		}
 	case types.IsText(t):
-		if s, ok := constString(f.child); ok {
-			if _, _, err := types.DatetimeMaxPrecision.Convert(sql.NewEmptyContext(), s); err == nil {
-				if _, frac, ok := strings.Cut(strings.TrimSpace(s), "."); ok {
-					return min(len(frac), maxFractionDigits)
-				}
-				return 0
-			}
-		}
+		return textFractionDigits(f.child, isDatetimeText)
 	}
 	return maxFractionDigits
+}
+
+// castTimeSuffix ends go-mysql-server's text of CAST(x AS TIME(n)).
+var castTimeSuffix = regexp.MustCompile(`, time(?:\((\d)\))?\)$`)
+
+// timePrecision is the fraction digits of a TIME, which go-mysql-server's
+// type does not keep: CAST(x AS TIME(n))'s n (read from the CAST's text,
+// which alone says it), 0 for other TIMEs (SEC_TO_TIME of an integer).
+func timePrecision(e sql.Expression) int {
+	c, ok := unalias(e).(*expression.Convert)
+	if !ok {
+		return 0
+	}
+	m := castTimeSuffix.FindStringSubmatch(c.String())
+	if m == nil || m[1] == "" {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return min(n, maxFractionDigits)
+}
+
+// textFractionDigits are the fraction digits MariaDB gives the date or
+// time read from text e: a constant string's own when it reads as one
+// (isTime), else 6; other text's decimals (CAST(x AS CHAR) and
+// DATE_FORMAT 0, string functions 6).
+func textFractionDigits(e sql.Expression, isTime func(string) bool) int {
+	s, ok := constString(e)
+	if !ok {
+		return min(int(stringDecimals(e)), maxFractionDigits)
+	}
+	if !isTime(s) {
+		return maxFractionDigits
+	}
+	if _, frac, ok := strings.Cut(strings.TrimSpace(s), "."); ok {
+		return min(len(frac), maxFractionDigits)
+	}
+	return 0
+}
+
+func isDatetimeText(s string) bool {
+	_, _, err := types.DatetimeMaxPrecision.Convert(sql.NewEmptyContext(), s)
+	return err == nil
+}
+
+func isTimeText(s string) bool {
+	_, err := types.Time.ConvertToTimespan(s)
+	return err == nil || isDatetimeText(s)
 }
 
 // maxFractionDigits is the most fraction digits a DATETIME has.
@@ -326,4 +372,90 @@ func (f *timestampOf) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return nil, nil
 	}
 	return tv, nil
+}
+
+// timeToSec is TIME_TO_SEC(x) as MariaDB answers it: the seconds of a
+// TIME, or of a DATETIME's time of day (a DATE's 0), with x's fraction
+// digits (a DECIMAL when it has some, else a BIGINT), negative for a
+// negative TIME; text is read as a TIME, else as a DATETIME, else NULL
+// with warning 1292. go-mysql-server answered an UNSIGNED BIGINT without
+// the fraction (TIME_TO_SEC(taken_at) lost the microseconds) and failed on
+// '10:00:00.5'; heapprof's own ERROR 1235 for SUM of a TIME suggests it.
+type timeToSec struct{ wrapped }
+
+var _ sql.FunctionExpression = (*timeToSec)(nil)
+
+func (f *timeToSec) FunctionName() string { return "time_to_sec" }
+func (f *timeToSec) Description() string  { return "MariaDB's TIME_TO_SEC (heapprof/sqlview)" }
+func (f *timeToSec) String() string       { return "TIME_TO_SEC(" + f.child.String() + ")" }
+func (f *timeToSec) IsNullable() bool     { return true }
+
+func (f *timeToSec) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
+	return withChild(f, kids, func(k sql.Expression) sql.Expression { return &timeToSec{wrapped{k}} })
+}
+
+// digits are the fraction digits of x's time: its type's, a constant
+// string's own, 6 for other text, 0 for numbers without a fraction.
+func (f *timeToSec) digits() int {
+	t := f.child.Type()
+	switch {
+	case t.Type() == types.Date.Type() || types.IsInteger(t) || t == types.Null:
+		return 0
+	case types.IsDatetimeType(t) || types.IsTimestampType(t):
+		if dt, ok := t.(sql.DatetimeType); ok {
+			return dt.Precision()
+		}
+	case types.IsTimespan(t):
+		return timePrecision(f.child)
+	case types.IsDecimal(t):
+		return min(int(t.(sql.DecimalType).Scale()), maxFractionDigits)
+	case types.IsText(t):
+		return textFractionDigits(f.child, isTimeText)
+	}
+	return maxFractionDigits
+}
+
+func (f *timeToSec) Type() sql.Type {
+	if d := f.digits(); d > 0 {
+		return types.MustCreateDecimalType(uint8(16+d), uint8(d))
+	}
+	return types.Int64
+}
+
+func (f *timeToSec) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := f.child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	var micros int64
+	switch x := v.(type) {
+	case time.Time:
+		if f.child.Type().Type() != types.Date.Type() {
+			micros = microsOfDay(x)
+		}
+	default:
+		ts, err := types.Time.ConvertToTimespan(v)
+		if err == nil {
+			micros = ts.AsMicroseconds()
+			break
+		}
+		tv, _, err := types.DatetimeMaxPrecision.Convert(ctx, v)
+		t, ok := tv.(time.Time)
+		if err != nil || !ok {
+			ctx.Warn(erWarnDatetime, "Incorrect time value: '%v'", v)
+			return nil, nil
+		}
+		micros = microsOfDay(t)
+	}
+	d := f.digits()
+	secs := decimal.New(micros, -6).Truncate(int32(d))
+	if d == 0 {
+		return secs.IntPart(), nil
+	}
+	return secs, nil
+}
+
+// microsOfDay is t's time of day in microseconds.
+func microsOfDay(t time.Time) int64 {
+	return int64(t.Hour())*3_600_000_000 + int64(t.Minute())*60_000_000 + int64(t.Second())*1_000_000 + int64(t.Nanosecond()/1000)
 }

@@ -56,6 +56,10 @@ func TestNumericFunctionsMatchMariaDB(t *testing.T) {
 		{"min and max of expressions", "SELECT MAX(ROUND(flat_pct, 1)), MIN(flat_bytes / 3), MAX(UPPER(name)), MAX(LEFT(name, 3)), MIN(ROUND(flat_bytes / 3, 1)), MAX(DATE(taken_at)), MAX(flat_pct * 2) FROM functions", ""},
 		// STDDEV of a BIGINT column was a BIGINT column carrying a fraction.
 		{"variance", "SELECT node_id, STDDEV(flat_bytes), STDDEV_SAMP(flat_bytes), VAR_SAMP(flat_objects), STDDEV_POP(flat_bytes / 3), VAR_POP(CAST(flat_pct AS DECIMAL(10,3))), STDDEV(node_id) FROM functions GROUP BY node_id ORDER BY node_id", ""},
+		// TIME_TO_SEC(taken_at) lost the microseconds and was UNSIGNED;
+		// TIME_TO_SEC('10:00:00.5') failed.
+		{"time_to_sec", "SELECT TIME_TO_SEC(taken_at), TIME_TO_SEC(DATE(taken_at)), TIME_TO_SEC('10:00:00.5'), TIME_TO_SEC(NULL), TIME_TO_SEC('-01:00:00'), TIME_TO_SEC('2026-11-20 10:00:01'), TIME_TO_SEC(103000), TIME_TO_SEC('bad'), TIME_TO_SEC(CAST(taken_at AS CHAR)), SUM(TIME_TO_SEC(taken_at)) FROM snapshots GROUP BY id ORDER BY id", ""},
+		{"time_to_sec of a time", "SELECT TIME_TO_SEC(CAST('10:00:00.25' AS TIME(2))), TIME_TO_SEC(SEC_TO_TIME(90)), TIME_TO_SEC(CAST('01:02:03' AS TIME))", ""},
 		// LEFT, RIGHT, SUBSTRING of a number failed (invalid type: int64),
 		// REVERSE(1000) was 1000, -0 printed -0.
 		{"text functions of numbers", "SELECT LEFT(flat_bytes, 3), RIGHT(flat_pct, 3), SUBSTRING(flat_bytes / 3, 2, 3), MID(flat_bytes, 2), REVERSE(flat_bytes), UPPER(flat_pct), LPAD(-flat_pct, 12, 0), CHAR_LENGTH(-flat_pct), REPLACE(flat_bytes / 3, '.', ','), SUBSTRING_INDEX(flat_pct, '.', 1), TRIM(node_id)" + top, ""},

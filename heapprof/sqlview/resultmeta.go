@@ -1311,6 +1311,8 @@ func numLength(e sql.Expression, child sql.Node) (int64, bool) {
 		return 1, true
 	case "sign":
 		return 2, true
+	case "time_to_sec":
+		return 17, true
 	case "dayofyear":
 		return 3, true
 	case "year":
