@@ -13,7 +13,6 @@ import (
 	"math"
 	"math/big"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -1083,7 +1082,7 @@ func (t *fixedDoubleText) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if err != nil || v == nil {
 		return v, err
 	}
-	return strconv.FormatFloat(doubleValue(v), 'f', t.digits, 64), nil
+	return string(fixedDouble(doubleValue(v), t.digits)), nil
 }
 
 var _ sql.Expression = (*temporalText)(nil)

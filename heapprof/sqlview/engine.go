@@ -235,10 +235,9 @@ func (r *Result) Next() (_ [][]byte, err error) {
 		switch f := row[i].(type) {
 		case float64:
 			if i < len(r.Columns) && r.Columns[i].Type == mysqlTypeDouble && r.Columns[i].Decimals < 31 {
-				d := r.Columns[i].Decimals
 				// A DOUBLE with a scale (ROUND(x, 1)) prints all its
 				// digits, as MariaDB does: 0.0, not 0.
-				out[i] = strconv.AppendFloat(nil, f, 'f', int(d), 64)
+				out[i] = fixedDouble(f, int(r.Columns[i].Decimals))
 				continue
 			}
 			out[i] = doubleText(f, 64)
@@ -293,6 +292,29 @@ func doubleText(f float64, bits int) []byte {
 		return strconv.AppendFloat(nil, f, 'f', -1, bits)
 	}
 	return fmt.Appendf(nil, "%se%d", mant, x)
+}
+
+// fixedDouble prints a DOUBLE with d fraction digits as MariaDB does: its
+// shortest digits that read back to the same value, rounded to d or padded
+// with zeros to d (VAR_POP's 17526406523151.14453125 is
+// 17526406523151.1450, not the binary value's 17526406523151.1445).
+func fixedDouble(f float64, d int) []byte {
+	if f == 0 {
+		f = 0 // -0 prints 0
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	_, frac, _ := strings.Cut(s, ".")
+	if len(frac) > d {
+		return strconv.AppendFloat(nil, f, 'f', d, 64)
+	}
+	out := []byte(s)
+	if d > 0 && len(frac) == 0 {
+		out = append(out, '.')
+	}
+	for range d - len(frac) {
+		out = append(out, '0')
+	}
+	return out
 }
 
 // Close ends the statement; it is safe to call twice, and before the
