@@ -111,3 +111,14 @@ func TestVarianceOfDoublesNearMariaDB(t *testing.T) {
 		}
 	}
 }
+
+// A DOUBLE beyond its range is MariaDB's ERROR 1690, not +Inf
+// (go-mysql-server answered +Inf until 2026-11-25).
+func TestDoubleOverflowMatchesMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	r := refConn(t)
+	for _, q := range []string{"SELECT 1e308 * 10", "SELECT -1e308 * 10", "SELECT 1e308 + 1e308"} {
+		t.Run(q, func(t *testing.T) { matchState(t, ctx, e, s, r, q) })
+	}
+}
