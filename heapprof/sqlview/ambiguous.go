@@ -90,51 +90,47 @@ func (cols tableColumns) checkSelect(sel *ast.Select, currentDB string) error {
 			items[c.Name.Lowered()] = true
 		}
 	}
-	check := func(clause string, byItem, aggregatesOnly bool, nodes ...ast.SQLNode) error {
-		var err error
-		for _, node := range nodes {
-			if node == nil || err != nil {
-				continue
-			}
-			if c, ok := node.(*ast.ColName); ok && byItem && items[c.Name.Lowered()] {
+	type clause struct {
+		name string
+		// byItem: a bare column may name a select item (ORDER BY, GROUP BY,
+		// HAVING); aggregatesOnly: only columns inside an aggregate count
+		// (in HAVING a bare column must be a select item or a GROUP BY key,
+		// MariaDB's 1054 otherwise, the planner's to give).
+		byItem, aggregatesOnly bool
+		nodes                  []ast.SQLNode
+	}
+	// Checked in clause order; the first ambiguity is the one named.
+	clauses := []clause{{name: "SELECT", nodes: asNodes(sel.SelectExprs)}}
+	if sel.Where != nil {
+		clauses = append(clauses, clause{name: "WHERE", nodes: []ast.SQLNode{sel.Where.Expr}})
+	}
+	clauses = append(clauses, clause{name: "GROUP BY", byItem: true, nodes: asNodes(sel.GroupBy)})
+	if sel.Having != nil {
+		clauses = append(clauses, clause{name: "HAVING", byItem: true, aggregatesOnly: true, nodes: []ast.SQLNode{sel.Having.Expr}})
+	}
+	for _, o := range sel.OrderBy {
+		clauses = append(clauses, clause{name: "ORDER BY", byItem: true, nodes: []ast.SQLNode{o.Expr}})
+	}
+	for _, cl := range clauses {
+		for _, node := range cl.nodes {
+			if c, ok := node.(*ast.ColName); ok && cl.byItem && items[c.Name.Lowered()] {
 				continue // a select item named so
 			}
-			err = unqualifiedIn(node, ambiguous, clause, aggregatesOnly)
-		}
-		return err
-	}
-	var selectList []ast.SQLNode
-	for _, se := range sel.SelectExprs {
-		selectList = append(selectList, se)
-	}
-	if err := check("SELECT", false, false, selectList...); err != nil {
-		return err
-	}
-	if sel.Where != nil {
-		if err := check("WHERE", false, false, sel.Where.Expr); err != nil {
-			return err
+			if err := unqualifiedIn(node, ambiguous, cl.name, cl.aggregatesOnly); err != nil {
+				return err
+			}
 		}
 	}
-	var groups []ast.SQLNode
-	for _, g := range sel.GroupBy {
-		groups = append(groups, g)
+	return nil
+}
+
+// asNodes is xs as SQL nodes.
+func asNodes[T ast.SQLNode](xs []T) []ast.SQLNode {
+	out := make([]ast.SQLNode, len(xs))
+	for i, x := range xs {
+		out[i] = x
 	}
-	if err := check("GROUP BY", true, false, groups...); err != nil {
-		return err
-	}
-	if sel.Having != nil {
-		// A bare column in HAVING must be a select item or a GROUP BY
-		// key (MariaDB's 1054 otherwise, the planner's to give); inside
-		// an aggregate it is the FROM's.
-		if err := check("HAVING", true, true, sel.Having.Expr); err != nil {
-			return err
-		}
-	}
-	var orders []ast.SQLNode
-	for _, o := range sel.OrderBy {
-		orders = append(orders, o.Expr)
-	}
-	return check("ORDER BY", true, false, orders...)
+	return out
 }
 
 // unqualifiedIn is errAmbiguous for the first unqualified column of node

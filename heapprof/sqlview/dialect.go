@@ -695,8 +695,11 @@ func newTruncate(args ...sql.Expression) (sql.Expression, error) {
 // any constant digit count for the result's scale, the type rules here a
 // literal.
 func foldDigits(args []sql.Expression) []sql.Expression {
-	if len(args) != 2 || !literalArith(args[1]) || types.IsInteger(args[1].Type()) && isLiteral(args[1]) {
+	if len(args) != 2 || !literalArith(args[1]) {
 		return args
+	}
+	if _, lit := args[1].(*expression.Literal); lit && types.IsInteger(args[1].Type()) {
+		return args // already what the type rules read
 	}
 	v, err := args[1].Eval(sql.NewEmptyContext(), nil)
 	if err != nil {
@@ -716,11 +719,6 @@ func foldDigits(args []sql.Expression) []sql.Expression {
 		n = int64(i)
 	}
 	return []sql.Expression{args[0], expression.NewLiteral(n, types.Int64)}
-}
-
-func isLiteral(e sql.Expression) bool {
-	_, ok := e.(*expression.Literal)
-	return ok
 }
 
 // literalArith: e is literals under + - * / DIV % and unary minus.

@@ -588,37 +588,35 @@ func (c *exactCoalesce) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 // =, <, <=>, IN); numeric readers keep every digit, and so do BETWEEN
 // and CASE x WHEN, which compare unrounded. nil when nothing changes.
 func roundShown(e sql.Expression) (sql.Expression, error) {
-	if f, ok := e.(*function.If); ok && types.IsText(f.Type()) {
-		// IF answering text prints the DECIMAL it chose as shown; its
-		// condition reads every digit (IF(1/100000, 'y', 'n') is y).
-		kids := slices.Clone(f.Children())
-		changed := false
-		for i := 1; i < len(kids); i++ {
-			if mayCarryDigits(kids[i]) {
-				kids[i], changed = &shownDecimal{wrapped{kids[i]}}, true
-			}
+	from := 0 // the first child that is read as shown
+	switch x := e.(type) {
+	case *function.If, *function.IfNull, *function.Coalesce:
+		if !types.IsText(e.Type()) {
+			return nil, nil // a number: the chosen value's every digit passes on
 		}
-		if !changed {
+		// A choice answering text prints the DECIMAL it chose as shown
+		// (COALESCE(x / 3, 'none') of 1/3 is 0.3333); IF's condition
+		// reads every digit (IF(1/100000, 'y', 'n') is y).
+		if _, ok := x.(*function.If); ok {
+			from = 1
+		}
+	case *expression.InTuple:
+		return inShown(x)
+	default:
+		if readsExact(e) {
 			return nil, nil
 		}
-		return e.WithChildren(kids...)
-	}
-	if readsExact(e) {
-		return nil, nil
-	}
-	if in, ok := e.(*expression.InTuple); ok {
-		return inShown(in)
 	}
 	kids := e.Children()
 	var out []sql.Expression
-	for i, k := range kids {
-		if !mayCarryDigits(k) {
+	for i := from; i < len(kids); i++ {
+		if !mayCarryDigits(kids[i]) {
 			continue
 		}
 		if out == nil {
-			out = append([]sql.Expression(nil), kids...)
+			out = slices.Clone(kids)
 		}
-		out[i] = &shownDecimal{wrapped{k}}
+		out[i] = &shownDecimal{wrapped{kids[i]}}
 	}
 	if out == nil {
 		return nil, nil
@@ -687,15 +685,6 @@ func mayCarryDigits(e sql.Expression) bool {
 // val_decimal, val_real, val_int, val_bool), or passes them on to its
 // own reader (IF, COALESCE, aliases).
 func readsExact(e sql.Expression) bool {
-	switch e.(type) {
-	case *function.IfNull, *function.Coalesce:
-		if types.IsText(e.Type()) {
-			// A choice answering text prints the DECIMAL it chose
-			// (COALESCE(x / 3, 'none') of 1/3 is 0.3333); IF's
-			// condition reads every digit (roundShown).
-			return false
-		}
-	}
 	switch x := e.(type) {
 	case *exactDiv, *exactArith, *expression.Arithmetic, *checkedArith, *expression.Div, *expression.IntDiv,
 		*expression.Mod, *intMod, *floatMod, *exactMod, *expression.UnaryMinus, *expression.Alias, *asNumber,

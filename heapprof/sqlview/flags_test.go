@@ -169,7 +169,13 @@ func matchDefs(t *testing.T, ctx context.Context, e *Engine, s *Session, ref ref
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := refDefs(fs); !slices.Equal(got, want) {
-		t.Errorf("column definitions:\nengine  %v\nMariaDB %v", got, want)
+	want := refDefs(fs)
+	if len(got) != len(want) {
+		t.Fatalf("column definitions: engine %d columns, MariaDB %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("column %d (%s): engine %v, MariaDB %v", i+1, fs[i].Name, got[i], want[i])
+		}
 	}
 }

@@ -82,7 +82,7 @@ func (p *provider) Function(ctx *sql.Context, name string) (sql.Function, bool) 
 			return &timestampOf{wrapped{args[0]}}, nil
 		}}, true
 	case "time_to_sec":
-		return sql.Function1{Name: "time_to_sec", Fn: func(x sql.Expression) sql.Expression { return &timeToSec{wrapped{x}} }}, true
+		return sql.Function1{Name: "time_to_sec", Fn: func(x sql.Expression) sql.Expression { return newTimeToSec(x) }}, true
 	case "sign":
 		return sql.Function1{Name: "sign", Fn: func(x sql.Expression) sql.Expression {
 			return &fnExpr{name: "SIGN", args: []sql.Expression{x}, typ: types.Int32, eval: sign}
@@ -381,9 +381,18 @@ func (f *timestampOf) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 // with warning 1292. go-mysql-server answered an UNSIGNED BIGINT without
 // the fraction (TIME_TO_SEC(taken_at) lost the microseconds) and failed on
 // '10:00:00.5'; heapprof's own ERROR 1235 for SUM of a TIME suggests it.
-type timeToSec struct{ wrapped }
+type timeToSec struct {
+	wrapped
+	fraction int // x's fraction digits, derived once from x, not per row
+}
 
 var _ sql.FunctionExpression = (*timeToSec)(nil)
+
+func newTimeToSec(x sql.Expression) *timeToSec {
+	f := &timeToSec{wrapped: wrapped{x}}
+	f.fraction = f.digits()
+	return f
+}
 
 func (f *timeToSec) FunctionName() string { return "time_to_sec" }
 func (f *timeToSec) Description() string  { return "MariaDB's TIME_TO_SEC (heapprof/sqlview)" }
@@ -391,7 +400,7 @@ func (f *timeToSec) String() string       { return "TIME_TO_SEC(" + f.child.Stri
 func (f *timeToSec) IsNullable() bool     { return true }
 
 func (f *timeToSec) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
-	return withChild(f, kids, func(k sql.Expression) sql.Expression { return &timeToSec{wrapped{k}} })
+	return withChild(f, kids, func(k sql.Expression) sql.Expression { return newTimeToSec(k) })
 }
 
 // digits are the fraction digits of x's time: its type's, a constant
@@ -416,7 +425,7 @@ func (f *timeToSec) digits() int {
 }
 
 func (f *timeToSec) Type() sql.Type {
-	if d := f.digits(); d > 0 {
+	if d := f.fraction; d > 0 {
 		return types.MustCreateDecimalType(uint8(16+d), uint8(d))
 	}
 	return types.Int64
@@ -447,7 +456,7 @@ func (f *timeToSec) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		}
 		micros = microsOfDay(t)
 	}
-	d := f.digits()
+	d := f.fraction
 	secs := decimal.New(micros, -6).Truncate(int32(d))
 	if d == 0 {
 		return secs.IntPart(), nil

@@ -516,12 +516,19 @@ func leadingInt64Bits(s string) uint64 {
 type intVal struct {
 	wrapped
 	ceil bool
+	typ  sql.Type // derived once from x's type, not per row
 }
 
 var _ sql.FunctionExpression = (*intVal)(nil)
 
 func newIntVal(ceil bool) func(sql.Expression) sql.Expression {
-	return func(x sql.Expression) sql.Expression { return &intVal{wrapped: wrapped{x}, ceil: ceil} }
+	return func(x sql.Expression) sql.Expression { return newIntValOf(x, ceil) }
+}
+
+func newIntValOf(x sql.Expression, ceil bool) *intVal {
+	f := &intVal{wrapped: wrapped{x}, ceil: ceil}
+	f.typ = f.resultType()
+	return f
 }
 
 func (f *intVal) FunctionName() string {
@@ -540,7 +547,7 @@ func (f *intVal) String() string {
 }
 
 func (f *intVal) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
-	return withChild(f, kids, func(k sql.Expression) sql.Expression { return &intVal{wrapped: wrapped{k}, ceil: f.ceil} })
+	return withChild(f, kids, func(k sql.Expression) sql.Expression { return newIntValOf(k, f.ceil) })
 }
 
 // digits is the integer digits of the result for a DECIMAL argument, from
@@ -558,7 +565,9 @@ func (f *intVal) digits() int {
 	return max(n, 1)
 }
 
-func (f *intVal) Type() sql.Type {
+func (f *intVal) Type() sql.Type { return f.typ }
+
+func (f *intVal) resultType() sql.Type {
 	t := f.child.Type()
 	switch {
 	case types.IsInteger(t):
@@ -616,7 +625,7 @@ func (f *intVal) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	}
 	switch {
 	case types.IsInteger(t):
-		out, _, err := f.Type().Convert(ctx, v)
+		out, _, err := f.typ.Convert(ctx, v)
 		return out, err
 	case types.IsDecimal(t):
 		d, err := exactValue(ctx, t, v)
@@ -628,7 +637,7 @@ func (f *intVal) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		} else {
 			d = d.Floor()
 		}
-		switch f.Type() {
+		switch f.typ {
 		case types.Int32:
 			return int32(d.IntPart()), nil
 		case types.Int64:

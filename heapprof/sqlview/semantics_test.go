@@ -316,25 +316,7 @@ func TestColumnMetadataMatchesMariaDB(t *testing.T) {
 		"SELECT ROUND(2.5e0), ROUND(1.25e0,1), ROUND(0.04e0, 3), TRUNCATE(flat_pct, 1), TRUNCATE(flat_pct, node_id), TRUNCATE('1.99', 1), ROUND('2.5'), " +
 			"TRUNCATE(2.567, 5), ROUND(2.567, 5), TRUNCATE(2.567, 0), TRUNCATE(flat_bytes / 1048576, 2), ROUND(flat_bytes / 1048576, 6), TRUNCATE(flat_bytes, -3) FROM functions f",
 	} {
-		t.Run(q, func(t *testing.T) {
-			got, err := engineDefs(ctx, e, s, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fs, err := ref.fields(q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := refDefs(fs)
-			if len(got) != len(want) {
-				t.Fatalf("engine %d columns, MariaDB %d", len(got), len(want))
-			}
-			for i := range got {
-				if got[i] != want[i] {
-					t.Errorf("column %d (%s): engine %v, MariaDB %v", i+1, fs[i].Name, got[i], want[i])
-				}
-			}
-		})
+		t.Run(q, func(t *testing.T) { matchDefs(t, ctx, e, s, ref, q) })
 	}
 }
 
