@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"crypto/rand"
-	"crypto/rsa"
 	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -228,7 +225,11 @@ func (s *session) loginUpstream(deadline time.Time) error {
 	if err := s.up.Flush(); err != nil {
 		return err
 	}
-	if err := s.relayAuth(); err != nil {
+	var challenge []byte
+	if s.upstreamSalt {
+		challenge = salt
+	}
+	if err := s.relayAuth(fwd.Plugin, challenge); err != nil {
 		return err
 	}
 	s.learnAccount()
@@ -392,25 +393,16 @@ func answerUpstreamAuth(up *mysqlwire.Conn, password string, salt []byte, overTL
 				return 0, serr
 			}
 			err = send(auth)
-		case p[0] == mysqlwire.HdrAuthMore && len(p) == 2 && p[1] == 3: // caching_sha2 fast auth: OK follows
-		case p[0] == mysqlwire.HdrAuthMore && len(p) == 2 && p[1] == 4: // caching_sha2 full auth
+		case p[0] == mysqlwire.HdrAuthMore && len(p) == 2 && p[1] == sha2FastAuthOK: // OK follows
+		case isSHA2FullAuth(p):
 			if overTLS {
 				err = send(append([]byte(password), 0))
 			} else {
-				err = send([]byte{2}) // ask for the server's RSA key
+				err = send([]byte{sha2RequestKey})
 			}
 		case p[0] == mysqlwire.HdrAuthMore: // the RSA public key
-			block, _ := pem.Decode(p[1:])
-			if block == nil {
-				return 0, errors.New("upstream sent no PEM public key")
-			}
-			key, kerr := x509.ParsePKIXPublicKey(block.Bytes)
-			rsaKey, ok := key.(*rsa.PublicKey)
-			if kerr != nil || !ok {
-				return 0, fmt.Errorf("upstream public key: %v", kerr)
-			}
 			var enc []byte
-			if enc, err = mysql.EncryptPassword(password, salt, rsaKey); err == nil {
+			if enc, err = encryptPassword(p, password, salt); err == nil {
 				err = send(enc)
 			}
 		default:
@@ -476,8 +468,12 @@ func (p unanswerablePlugin) Error() string {
 
 // relayAuth relays the authentication exchange until the upstream says OK
 // or ERR. After each upstream packet but OK, ERR and caching_sha2's "fast
-// auth succeeded", the client answers.
-func (s *session) relayAuth() error {
+// auth succeeded", the client answers; caching_sha2's full authentication
+// is bridged where the client's connection and the upstream's differ in
+// security (bridgeSHA2FullAuth). plugin and salt are what the client's
+// first answer answered (salt nil when it was not the upstream's
+// challenge); an auth switch replaces them.
+func (s *session) relayAuth(plugin string, salt []byte) error {
 	for {
 		head, err := mysqlwire.RelayPacket(s.client, s.up)
 		if err != nil {
@@ -495,9 +491,22 @@ func (s *session) relayAuth() error {
 			return nil
 		case mysqlwire.HdrErr:
 			return fmt.Errorf("upstream refused login: %s", mysqlwire.ParseErrPacket(head).Message)
+		case mysqlwire.HdrEOF: // auth switch: plugin NUL salt
+			if name, data, ok := bytes.Cut(head[1:], []byte{0}); ok {
+				plugin, salt = string(name), bytes.Clone(switchSalt(string(name), data))
+			}
 		case mysqlwire.HdrAuthMore:
-			if len(head) == 2 && head[1] == 3 { // fast auth success: OK follows
+			if len(head) == 2 && head[1] == sha2FastAuthOK { // OK follows
 				continue
+			}
+			if isSHA2FullAuth(head) && plugin == cachingSHA2Password {
+				bridged, err := s.bridgeSHA2FullAuth(salt)
+				if err != nil {
+					return err
+				}
+				if bridged {
+					continue
+				}
 			}
 		}
 		if _, err := mysqlwire.RelayPacket(s.up, s.client); err != nil {

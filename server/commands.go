@@ -287,7 +287,11 @@ func (s *session) changeUserUpstream(cu *mysqlwire.ChangeUser) error {
 		return s.upstreamLost(err)
 	}
 	s.account = Account{}
-	if err := s.relayAuth(); err != nil {
+	var challenge []byte
+	if s.upstreamSalt {
+		challenge = s.salt
+	}
+	if err := s.relayAuth(cu.Plugin, challenge); err != nil {
 		return err
 	}
 	s.setUser(cu.User)

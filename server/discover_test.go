@@ -83,6 +83,24 @@ func (f *fakeFE) HandleQueryAttrs(string, map[string]any) error { return nil }
 // serve runs the fake FE on a loopback port for user monitor/pw.
 func (f *fakeFE) serve(t *testing.T) string {
 	t.Helper()
+	return serveMySQL(t, func(c net.Conn) (*gmserver.Conn, error) {
+		srv := gmserver.NewDefaultServer()
+		if f.tls != nil {
+			conf := f.tls.Clone()
+			conf.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+				f.tlsLogins.Add(1)
+				return nil, nil
+			}
+			srv = gmserver.NewServer("8.0.11", mysql.DEFAULT_COLLATION_ID, mysql.AUTH_NATIVE_PASSWORD, nil, conf)
+		}
+		return srv.NewConn(c, "monitor", "pw", f)
+	})
+}
+
+// serveMySQL runs a go-mysql server on a loopback port until the test
+// ends; login makes the server side of each connection accepted.
+func serveMySQL(t *testing.T, login func(net.Conn) (*gmserver.Conn, error)) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -104,17 +122,8 @@ func (f *fakeFE) serve(t *testing.T) string {
 			go func() {
 				defer wg.Done()
 				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-				srv := gmserver.NewDefaultServer()
-				if f.tls != nil {
-					conf := f.tls.Clone()
-					conf.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
-						f.tlsLogins.Add(1)
-						return nil, nil
-					}
-					srv = gmserver.NewServer("8.0.11", mysql.DEFAULT_COLLATION_ID, mysql.AUTH_NATIVE_PASSWORD, nil, conf)
-				}
-				conn, err := srv.NewConn(c, "monitor", "pw", f)
+				_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+				conn, err := login(c)
 				if err != nil {
 					return
 				}

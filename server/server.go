@@ -13,6 +13,8 @@ package server
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -43,6 +45,11 @@ type Server struct {
 	loops       *relay.Loops       // nil: sessions relay on their goroutines
 	prof        *profiling.Service // the HeapProf service
 	maxConns    int
+	// authKey is the RSA key a plain client encrypts its
+	// caching_sha2_password with when the upstream connection is TLS
+	// (bridgeSHA2FullAuth), made on first use: MySQL's
+	// caching_sha2_password_auto_generate_rsa_keys, per process.
+	authKey func() (*rsa.PrivateKey, error)
 
 	ln     net.Listener
 	nextID atomic.Uint32
@@ -88,6 +95,7 @@ func New(cfg Config, log *zap.Logger, deps Deps) (*Server, error) {
 	srv := &Server{
 		cfg: cfg, log: log, clientTLS: ct, upstreamTLS: ut, deps: deps, classifier: parser.NewClassifier(),
 		sessions: map[*session]struct{}{},
+		authKey:  sync.OnceValues(func() (*rsa.PrivateKey, error) { return rsa.GenerateKey(rand.Reader, 2048) }),
 	}
 	srv.prof, err = profiling.New(profiling.Options{Registry: deps.Registry, Store: deps.Snapshots, Metrics: deps.Metrics,
 		Log: log, Symbols: deps.Symbols, SymbolPath: deps.SymbolPath, IsCompute: deps.IsCompute,

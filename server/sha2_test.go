@@ -1,0 +1,241 @@
+package server
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	gmserver "github.com/go-mysql-org/go-mysql/server"
+	"github.com/go-sql-driver/mysql"
+)
+
+// sha2Upstream is an upstream whose accounts use caching_sha2_password,
+// MySQL 8's default plugin. No MySQL 8 can be installed in CI (Debian 12
+// ships none; CI reaches only Debian's and Go's package mirrors), so it is
+// go-mysql's server (v1.16.0), which implements the plugin as MySQL's
+// sql/auth/sha2_password.cc does (mysql/mysql-server 9cb1b994, 8.0): fast
+// auth from a cache of earlier logins; otherwise "perform full
+// authentication", after which the password comes in clear over TLS, or
+// RSA-encrypted (OAEP) over a plain connection, the client asking for the
+// server's public key with 0x02. Like MySQL it decides by its own side of
+// the connection, TLS or not.
+type sha2Upstream struct {
+	user, password string
+	addr           string           // the listener's, as the cache keys it
+	srv            *gmserver.Server // one cache of fast-auth entries
+	fe             fakeFE           // answers CURRENT_USER()
+	// conns hold every byte heapproxy sent, per connection.
+	mu    sync.Mutex
+	conns []*recordingConn
+}
+
+func newSHA2Upstream(t *testing.T, offerTLS bool) (*sha2Upstream, string) {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conf *tls.Config
+	if offerTLS {
+		cert, err := tls.LoadX509KeyPair(env.certFile, env.keyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conf = &tls.Config{Certificates: []tls.Certificate{cert}}
+	}
+	u := &sha2Upstream{user: "sha2u", password: "sha2-secret",
+		srv: gmserver.NewServer("8.0.36", gomysql.DEFAULT_COLLATION_ID, gomysql.AUTH_CACHING_SHA2_PASSWORD, key, conf)}
+	u.fe.currentUser = "sha2u@%"
+	u.addr = serveMySQL(t, func(c net.Conn) (*gmserver.Conn, error) {
+		rec := &recordingConn{Conn: c}
+		u.mu.Lock()
+		u.conns = append(u.conns, rec)
+		u.mu.Unlock()
+		return u.srv.NewConn(rec, u.user, u.password, &u.fe)
+	})
+	return u, u.addr
+}
+
+// forget empties the upstream's cache of fast-auth entries, as a restart
+// or FLUSH PRIVILEGES does on MySQL: the next login authenticates fully.
+func (u *sha2Upstream) forget() { u.srv.InvalidateCache(u.user, u.addr) }
+
+// sawCleartext says whether the password crossed a plain connection in
+// clear: heapproxy must encrypt it there as a client would.
+func (u *sha2Upstream) sawCleartext() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, c := range u.conns {
+		if bytes.Contains(c.bytes(), []byte(u.password)) {
+			return true
+		}
+	}
+	return false
+}
+
+// keyRequests counts the connections on which the upstream was asked for
+// its public key (a packet of the one byte 0x02): the logins that took
+// the RSA path of full authentication over a plain connection.
+func (u *sha2Upstream) keyRequests() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	n := 0
+	for _, c := range u.conns {
+		b := c.bytes()
+		for i := 0; i+5 <= len(b); i++ {
+			if b[i] == 1 && b[i+1] == 0 && b[i+2] == 0 && b[i+4] == 2 {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// recordingConn keeps what it reads (TLS records stay ciphertext).
+type recordingConn struct {
+	net.Conn
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (r *recordingConn) bytes() []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return bytes.Clone(r.buf.Bytes())
+}
+
+func (r *recordingConn) Read(b []byte) (int, error) {
+	n, err := r.Conn.Read(b)
+	r.mu.Lock()
+	r.buf.Write(b[:n])
+	r.mu.Unlock()
+	return n, err
+}
+
+// caching_sha2_password's full authentication through heapproxy in
+// passthrough, whichever side of heapproxy is TLS: the client answers by
+// the security of its own connection (clear text over TLS, RSA otherwise)
+// and the upstream expects the same of its own, so where they differ
+// heapproxy answers each side as that side expects. The password never
+// crosses a plain connection in clear. Each real client logs in twice (the
+// second time by the upstream's cache: fast authentication) and is
+// refused a wrong password with 1045. Until 2026-11-25 a TLS client's
+// full authentication reached a plain upstream in clear and failed, and a
+// plain client's failed against upstream_tls.
+func TestCachingSHA2FullAuthAcrossTLS(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		clientTLS, upTLS bool
+	}{
+		{"plain both sides", false, false},
+		{"TLS both sides", true, true},
+		{"client TLS, upstream plain", true, false},
+		{"client plain, upstream TLS", false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			up, addr := newSHA2Upstream(t, c.upTLS)
+			cfg := Config{Upstream: addr, TLS: TLSConfig{Cert: env.certFile, Key: env.keyFile}}
+			if c.upTLS {
+				cfg.UpstreamTLS = UpstreamTLSConfig{Enabled: true, InsecureSkipVerify: true}
+			}
+			srv := startProxy(t, cfg)
+			h, p := hostPort(srv)
+
+			params, cliTLS, pyTLS := "tls=false", "--skip-ssl", "None"
+			if c.clientTLS {
+				params, cliTLS, pyTLS = "tls=skip-verify", "--ssl", "ctx"
+			}
+			for _, login := range []string{"full authentication", "fast authentication"} {
+				db := openDB(t, srv.Addr().String(), up.user, up.password, params)
+				var u string
+				if err := db.QueryRow("SELECT CURRENT_USER()").Scan(&u); err != nil || u != "sha2u@%" {
+					t.Fatalf("go-sql-driver, %s: %v %q", login, err, u)
+				}
+				db.Close()
+			}
+			bad := openDB(t, srv.Addr().String(), up.user, "wrong", params)
+			var me *mysql.MySQLError
+			if err := bad.Ping(); !errors.As(err, &me) || me.Number != 1045 {
+				t.Fatalf("go-sql-driver, wrong password: %v, want 1045", err)
+			}
+
+			// The mariadb CLI (libmariadb's caching_sha2_password plugin
+			// asks for the key itself on a plain connection).
+			up.forget()
+			for _, login := range []string{"full authentication", "fast authentication"} {
+				out, err := cli(t, h, p, up.user, up.password, cliTLS, "-N", "-e", "SELECT CURRENT_USER()")
+				if err != nil || strings.TrimSpace(out) != "sha2u@%" {
+					t.Fatalf("mariadb CLI, %s: %v\n%s", login, err, out)
+				}
+			}
+			if out, err := cli(t, h, p, up.user, "wrong", cliTLS, "-N", "-e", "SELECT 1"); err == nil || !strings.Contains(out, "ERROR 1045 (28000)") {
+				t.Fatalf("mariadb CLI, wrong password: %v\n%s", err, out)
+			}
+
+			// PyMySQL (with python3-cryptography for RSA).
+			up.forget()
+			script := fmt.Sprintf(`import pymysql, ssl
+ctx = ssl.create_default_context()
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+for pw in (%[3]q, %[3]q, "wrong"):
+    try:
+        c = pymysql.connect(host=%[1]q, port=%[2]s, user="sha2u", password=pw, ssl=%[4]s, autocommit=None)
+        cur = c.cursor(); cur.execute("SELECT CURRENT_USER()"); print(cur.fetchone()[0]); c.close()
+    except pymysql.err.OperationalError as e:
+        print("refused", e.args[0])
+`, h, p, up.password, pyTLS)
+			out, err := exec.Command("/usr/bin/python3", "-c", script).CombinedOutput()
+			if want := "sha2u@%\nsha2u@%\nrefused 1045\n"; err != nil || string(out) != want {
+				t.Fatalf("PyMySQL: %v\n%s\nwant %q", err, out, want)
+			}
+
+			if !c.upTLS {
+				if up.sawCleartext() {
+					t.Fatal("the password crossed the plain connection to the upstream in clear")
+				}
+				// One full authentication and one refusal per client.
+				if n := up.keyRequests(); n != 6 {
+					t.Fatalf("%d logins took full authentication over the plain upstream connection, want 6", n)
+				}
+			}
+		})
+	}
+}
+
+// Under auth: local heapproxy logs in to a caching_sha2_password upstream
+// itself, for a user it checked: RSA-encrypted over a plain connection,
+// in clear over upstream_tls, then by the upstream's cache.
+func TestLocalLoginToCachingSHA2Upstream(t *testing.T) {
+	for _, upTLS := range []bool{false, true} {
+		t.Run(fmt.Sprintf("upstream TLS %v", upTLS), func(t *testing.T) {
+			up, addr := newSHA2Upstream(t, upTLS)
+			cfg := Config{Upstream: addr, Auth: AuthLocal, Users: []User{
+				{Name: "bob", Password: "bobpw", UpstreamUser: up.user, UpstreamPassword: up.password}}}
+			if upTLS {
+				cfg.UpstreamTLS = UpstreamTLSConfig{Enabled: true, InsecureSkipVerify: true}
+			}
+			srv := startProxy(t, cfg)
+			h, p := hostPort(srv)
+			for _, login := range []string{"full authentication", "fast authentication"} {
+				out, err := cli(t, h, p, "bob", "bobpw", "-N", "-e", "SELECT CURRENT_USER()")
+				if err != nil || strings.TrimSpace(out) != "sha2u@%" {
+					t.Fatalf("%s: %v\n%s", login, err, out)
+				}
+			}
+			if !upTLS && up.sawCleartext() {
+				t.Fatal("heapproxy sent the upstream password in clear over a plain connection")
+			}
+		})
+	}
+}
