@@ -219,21 +219,41 @@ func (s *session) loginUpstream(deadline time.Time) error {
 		fwd.User, fwd.Plugin, fwd.Auth = user, ug.Plugin, auth
 		return s.authAs(fwd.Encode(), user, password, ug.Salt)
 	}
-	if err := s.up.WritePacket(fwd.Encode()); err != nil {
-		return err
-	}
-	if err := s.up.Flush(); err != nil {
-		return err
-	}
 	var challenge []byte
 	if s.upstreamSalt {
 		challenge = salt
+	}
+	if err := s.forwardLogin(fwd, challenge); err != nil {
+		return err
 	}
 	if err := s.relayAuth(fwd.Plugin, challenge); err != nil {
 		return err
 	}
 	s.learnAccount()
 	return nil
+}
+
+// forwardLogin sends the upstream the client's login. A sha256_password
+// login carries the password itself (RSA password plugins, sha2.go): when
+// one of heapproxy's connections is TLS and the other plain it is taken
+// from the client as the client's connection allows and given to the
+// upstream as the upstream's expects. salt is the upstream's challenge
+// the client answered (nil when it answered heapproxy's).
+func (s *session) forwardLogin(fwd *mysqlwire.HandshakeResponse, salt []byte) error {
+	clientTLS, mixed := s.mixedTLS()
+	if fwd.Plugin != sha256Password || !mixed || len(salt) == 0 || isEmptyAnswer(fwd.Auth) {
+		return s.sendUpstream(fwd.Encode())
+	}
+	password, err := s.clientPassword(fwd.Auth, salt, sha256RequestKey, clientTLS)
+	if err != nil {
+		return err
+	}
+	if clientTLS { // the upstream connection is plain: ask for its key in the login
+		fwd.Auth = []byte{sha256RequestKey}
+		return s.sendPasswordRSA(password, salt, fwd.Encode())
+	}
+	fwd.Auth = append(password, 0)
+	return s.sendUpstream(fwd.Encode())
 }
 
 // upstreamPlugin is the plugin heapproxy names upstream for a login (or
@@ -485,6 +505,7 @@ func (s *session) relayAuth(plugin string, salt []byte) error {
 		if len(head) == 0 {
 			return errors.New("empty packet from upstream during auth")
 		}
+		var keyRequest byte // an RSA password plugin asks for the password
 		switch head[0] {
 		case mysqlwire.HdrOK:
 			s.status = mysqlwire.OKStatus(head)
@@ -495,18 +516,24 @@ func (s *session) relayAuth(plugin string, salt []byte) error {
 			if name, data, ok := bytes.Cut(head[1:], []byte{0}); ok {
 				plugin, salt = string(name), bytes.Clone(switchSalt(string(name), data))
 			}
+			if plugin == sha256Password {
+				keyRequest = sha256RequestKey
+			}
 		case mysqlwire.HdrAuthMore:
 			if len(head) == 2 && head[1] == sha2FastAuthOK { // OK follows
 				continue
 			}
 			if isSHA2FullAuth(head) && plugin == cachingSHA2Password {
-				bridged, err := s.bridgeSHA2FullAuth(salt)
-				if err != nil {
-					return err
-				}
-				if bridged {
-					continue
-				}
+				keyRequest = sha2RequestKey
+			}
+		}
+		if keyRequest != 0 { // the client's next answer is its password
+			bridged, err := s.bridgePassword(salt, keyRequest)
+			if err != nil {
+				return err
+			}
+			if bridged {
+				continue
 			}
 		}
 		if _, err := mysqlwire.RelayPacket(s.up, s.client); err != nil {

@@ -125,6 +125,7 @@ func serveMySQL(t *testing.T, login func(net.Conn) (*gmserver.Conn, error)) stri
 				_ = c.SetDeadline(time.Now().Add(20 * time.Second))
 				conn, err := login(c)
 				if err != nil {
+					t.Logf("server side of a test connection: login: %v", err)
 					return
 				}
 				for !conn.Closed() {

@@ -16,22 +16,27 @@ import (
 	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 )
 
-// caching_sha2_password (MySQL 8's default plugin) ends a login it cannot
-// settle from its cache with "perform full authentication", after which
-// the client sends the password itself: in clear when its connection is
-// secure (TLS), otherwise RSA-encrypted with the server's public key,
-// which it may first ask for with 0x02. The server reads the answer by the
-// security of its own connection (mysql/mysql-server
-// sql/auth/sha2_password.cc, caching_sha2_password_authenticate, 8.0 at
-// 9cb1b994). Relayed unchanged through heapproxy that only works when both
-// of heapproxy's connections are TLS or both plain: a TLS client's clear
-// text reached a plain upstream, in clear, which refused it; a plain
-// client's key request reached a TLS upstream as its password.
+// MySQL's RSA password plugins take the password itself from the client:
+// caching_sha2_password (MySQL 8's default) after "perform full
+// authentication", on a login its cache cannot settle, and
+// sha256_password as its first answer. The client sends it by the
+// security of its own connection, in clear over TLS, otherwise
+// RSA-encrypted with the server's public key, which it may first ask for
+// (0x02 and 0x01); the server reads it by the security of its own
+// (mysql/mysql-server sql/auth/sha2_password.cc,
+// caching_sha2_password_authenticate, 8.0 at 9cb1b994;
+// sql_authentication.cc, sha256_password_authenticate). Relayed unchanged
+// through heapproxy that works only when both of heapproxy's connections
+// are TLS or both plain: a TLS client's clear text reached a plain
+// upstream, in clear, which refused it; a plain client's key request
+// reached a TLS upstream as its password.
 const (
 	cachingSHA2Password = "caching_sha2_password"
+	sha256Password      = "sha256_password"
 	sha2FastAuthOK      = 3
 	sha2FullAuth        = 4
-	sha2RequestKey      = 2
+	sha2RequestKey      = 2 // caching_sha2_password's "send me your key"
+	sha256RequestKey    = 1 // sha256_password's
 )
 
 // isSHA2FullAuth says whether an upstream packet during login is
@@ -40,78 +45,106 @@ func isSHA2FullAuth(p []byte) bool {
 	return len(p) == 2 && p[0] == mysqlwire.HdrAuthMore && p[1] == sha2FullAuth
 }
 
-// bridgeSHA2FullAuth answers caching_sha2_password's full authentication
-// when the client's connection and the upstream's differ in security
-// (relayAuth has just relayed the upstream's request to the client; salt
-// is the challenge of the exchange). It reads the client's password as the
-// client sends it on its side and gives it to the upstream as the upstream
-// expects it on its side: RSA-encrypted with the upstream's key when the
-// upstream connection is plain (the password never crosses it in clear),
-// in clear over upstream TLS after taking it RSA-encrypted with
-// heapproxy's own key from a plain client. It reports false, having read
-// nothing, when both connections are alike and the exchange relays as it
-// is.
-func (s *session) bridgeSHA2FullAuth(salt []byte) (bool, error) {
-	_, clientTLS := s.client.NetConn().(*tls.Conn)
-	upstreamTLS := s.srv.upstreamTLS != nil
-	if clientTLS == upstreamTLS || len(salt) == 0 {
+// mixedTLS says whether the client's connection is TLS and whether it
+// differs in that from the upstream's: then the RSA password plugins'
+// answers are bridged, not relayed.
+func (s *session) mixedTLS() (clientTLS, mixed bool) {
+	_, clientTLS = s.client.NetConn().(*tls.Conn)
+	return clientTLS, clientTLS != (s.srv.upstreamTLS != nil)
+}
+
+// bridgePassword answers, when the client's connection and the
+// upstream's differ in security, the step of an RSA password plugin in
+// which the client sends its password: relayAuth has just relayed the
+// upstream's request for it, salt is the exchange's challenge, keyRequest
+// the plugin's byte asking for the server's key. It reads the password as
+// the client sends it on its side and gives it to the upstream as the
+// upstream expects it on its side. It reports false, having read nothing,
+// when both connections are alike and the exchange relays as it is.
+func (s *session) bridgePassword(salt []byte, keyRequest byte) (bool, error) {
+	clientTLS, mixed := s.mixedTLS()
+	if !mixed || len(salt) == 0 {
 		return false, nil
 	}
-	p, err := s.client.ReadPacket(maxHandshakePacket)
+	answer, err := s.client.ReadPacket(maxHandshakePacket)
 	if err != nil {
-		return true, fmt.Errorf("read client's password for caching_sha2_password: %w", err)
+		return true, fmt.Errorf("read client's password: %w", err)
 	}
+	if isEmptyAnswer(answer) {
+		return true, s.sendUpstream(answer)
+	}
+	password, err := s.clientPassword(answer, salt, keyRequest, clientTLS)
+	if err != nil {
+		return true, err
+	}
+	if clientTLS { // the upstream connection is plain
+		return true, s.sendPasswordRSA(password, salt, []byte{keyRequest})
+	}
+	return true, s.sendUpstream(append(password, 0))
+}
+
+// isEmptyAnswer is an RSA password plugin's answer for an empty password.
+func isEmptyAnswer(p []byte) bool { return len(p) == 0 || len(p) == 1 && p[0] == 0 }
+
+// clientPassword reads the password in a client's answer to an RSA
+// password plugin: in clear (NUL-terminated) over TLS; over a plain
+// connection encrypted with heapproxy's own key, sent first when the
+// client asks for it with keyRequest.
+func (s *session) clientPassword(answer, salt []byte, keyRequest byte, clientTLS bool) ([]byte, error) {
 	if clientTLS {
-		password, _, _ := bytes.Cut(p, []byte{0})
-		return true, s.sendPasswordRSA(string(password), salt)
+		password, _, _ := bytes.Cut(answer, []byte{0})
+		return bytes.Clone(password), nil
 	}
 	key, err := s.srv.authKey()
 	if err != nil {
-		return true, fmt.Errorf("RSA key for caching_sha2_password: %w", err)
+		return nil, fmt.Errorf("heapproxy's RSA key: %w", err)
 	}
-	if len(p) == 1 && p[0] == sha2RequestKey {
+	if len(answer) == 1 && answer[0] == keyRequest {
 		der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
 		if err != nil {
-			return true, err
+			return nil, err
 		}
 		keyPacket := append([]byte{mysqlwire.HdrAuthMore}, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})...)
 		if err := s.client.WritePacket(keyPacket); err != nil {
-			return true, err
+			return nil, err
 		}
 		if err := s.client.Flush(); err != nil {
-			return true, err
+			return nil, err
 		}
-		if p, err = s.client.ReadPacket(maxHandshakePacket); err != nil {
-			return true, fmt.Errorf("read client's encrypted password: %w", err)
+		if answer, err = s.client.ReadPacket(maxHandshakePacket); err != nil {
+			return nil, fmt.Errorf("read client's encrypted password: %w", err)
 		}
 	}
-	plain, err := rsa.DecryptOAEP(sha1.New(), rand.Reader, key, p, nil)
+	plain, err := rsa.DecryptOAEP(sha1.New(), rand.Reader, key, answer, nil)
 	if err != nil {
 		s.sendError(mysql.NewError(mysql.ER_ACCESS_DENIED_ERROR, fmt.Sprintf("Access denied for user '%s': "+
-			"the client encrypted its password with a public key heapproxy does not hold (caching_sha2_password "+
+			"the client encrypted its password with a public key heapproxy does not hold (an RSA password plugin "+
 			"over a plain connection to heapproxy, TLS to the upstream); let the client ask for the server's key "+
 			"(--get-server-public-key, allowPublicKeyRetrieval) or connect to heapproxy with TLS", s.user)))
-		return true, fmt.Errorf("decrypt client's caching_sha2_password answer: %w", err)
+		return nil, fmt.Errorf("decrypt client's password: %w", err)
 	}
 	for i := range plain {
 		plain[i] ^= salt[i%len(salt)]
 	}
 	password, _, _ := bytes.Cut(plain, []byte{0})
-	if err := s.up.WritePacket(append(password, 0)); err != nil {
-		return true, err
+	return password, nil
+}
+
+// sendUpstream sends one packet to the upstream.
+func (s *session) sendUpstream(p []byte) error {
+	if err := s.up.WritePacket(p); err != nil {
+		return err
 	}
-	return true, s.up.Flush()
+	return s.up.Flush()
 }
 
 // sendPasswordRSA gives the upstream, over a plain connection, the
-// password of caching_sha2_password's full authentication: it asks for the
-// upstream's public key and sends the password encrypted with it, as a
-// client does (mysql --get-server-public-key).
-func (s *session) sendPasswordRSA(password string, salt []byte) error {
-	if err := s.up.WritePacket([]byte{sha2RequestKey}); err != nil {
-		return err
-	}
-	if err := s.up.Flush(); err != nil {
+// password of an RSA password plugin: it sends keyRequest (the packet
+// asking for the upstream's public key) and then the password encrypted
+// with the key the upstream answers, as a client does (mysql
+// --get-server-public-key).
+func (s *session) sendPasswordRSA(password []byte, salt, keyRequest []byte) error {
+	if err := s.sendUpstream(keyRequest); err != nil {
 		return err
 	}
 	p, err := s.up.ReadPacket(maxHandshakePacket)
@@ -123,14 +156,11 @@ func (s *session) sendPasswordRSA(password string, salt []byte) error {
 		s.sendError(err)
 		return fmt.Errorf("upstream refused the key request: %w", err)
 	}
-	enc, err := encryptPassword(p, password, salt)
+	enc, err := encryptPassword(p, string(password), salt)
 	if err != nil {
 		return err
 	}
-	if err := s.up.WritePacket(enc); err != nil {
-		return err
-	}
-	return s.up.Flush()
+	return s.sendUpstream(enc)
 }
 
 // encryptPassword answers an upstream's public key packet (0x01, then the
