@@ -219,14 +219,10 @@ func (s *session) loginUpstream(deadline time.Time) error {
 		fwd.User, fwd.Plugin, fwd.Auth = user, ug.Plugin, auth
 		return s.authAs(fwd.Encode(), user, password, ug.Salt)
 	}
-	var challenge []byte
-	if s.upstreamSalt {
-		challenge = salt
-	}
-	if err := s.forwardLogin(fwd, challenge); err != nil {
+	if err := s.forwardLogin(fwd, s.upstreamChallenge()); err != nil {
 		return err
 	}
-	if err := s.relayAuth(fwd.Plugin, challenge); err != nil {
+	if err := s.relayAuth(fwd.Plugin, s.upstreamChallenge()); err != nil {
 		return err
 	}
 	s.learnAccount()
@@ -234,7 +230,7 @@ func (s *session) loginUpstream(deadline time.Time) error {
 }
 
 // forwardLogin sends the upstream the client's login. A sha256_password
-// login carries the password itself (RSA password plugins, sha2.go): when
+// login carries the password itself (RSA password plugins, rsaauth.go): when
 // one of heapproxy's connections is TLS and the other plain it is taken
 // from the client as the client's connection allows and given to the
 // upstream as the upstream's expects. salt is the upstream's challenge
@@ -254,6 +250,15 @@ func (s *session) forwardLogin(fwd *mysqlwire.HandshakeResponse, salt []byte) er
 	}
 	fwd.Auth = append(password, 0)
 	return s.sendUpstream(fwd.Encode())
+}
+
+// upstreamChallenge is the upstream's challenge a client's login and
+// COM_CHANGE_USER answer, or nil when they answer heapproxy's own.
+func (s *session) upstreamChallenge() []byte {
+	if s.upstreamSalt {
+		return s.salt
+	}
+	return nil
 }
 
 // upstreamPlugin is the plugin heapproxy names upstream for a login (or
@@ -413,7 +418,7 @@ func answerUpstreamAuth(up *mysqlwire.Conn, password string, salt []byte, overTL
 				return 0, serr
 			}
 			err = send(auth)
-		case p[0] == mysqlwire.HdrAuthMore && len(p) == 2 && p[1] == sha2FastAuthOK: // OK follows
+		case isSHA2FastAuthOK(p): // OK follows
 		case isSHA2FullAuth(p):
 			if overTLS {
 				err = send(append([]byte(password), 0))
@@ -488,9 +493,9 @@ func (p unanswerablePlugin) Error() string {
 
 // relayAuth relays the authentication exchange until the upstream says OK
 // or ERR. After each upstream packet but OK, ERR and caching_sha2's "fast
-// auth succeeded", the client answers; caching_sha2's full authentication
-// is bridged where the client's connection and the upstream's differ in
-// security (bridgeSHA2FullAuth). plugin and salt are what the client's
+// auth succeeded", the client answers; the password an RSA password plugin
+// asks for is bridged where the client's connection and the upstream's
+// differ in security (bridgePassword). plugin and salt are what the client's
 // first answer answered (salt nil when it was not the upstream's
 // challenge); an auth switch replaces them.
 func (s *session) relayAuth(plugin string, salt []byte) error {
@@ -520,7 +525,7 @@ func (s *session) relayAuth(plugin string, salt []byte) error {
 				keyRequest = sha256RequestKey
 			}
 		case mysqlwire.HdrAuthMore:
-			if len(head) == 2 && head[1] == sha2FastAuthOK { // OK follows
+			if isSHA2FastAuthOK(head) { // OK follows
 				continue
 			}
 			if isSHA2FullAuth(head) && plugin == cachingSHA2Password {

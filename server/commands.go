@@ -287,11 +287,7 @@ func (s *session) changeUserUpstream(cu *mysqlwire.ChangeUser) error {
 		return s.upstreamLost(err)
 	}
 	s.account = Account{}
-	var challenge []byte
-	if s.upstreamSalt {
-		challenge = s.salt
-	}
-	if err := s.relayAuth(cu.Plugin, challenge); err != nil {
+	if err := s.relayAuth(cu.Plugin, s.upstreamChallenge()); err != nil {
 		return err
 	}
 	s.setUser(cu.User)

@@ -25,11 +25,11 @@ import (
 // (0x02 and 0x01); the server reads it by the security of its own
 // (mysql/mysql-server sql/auth/sha2_password.cc,
 // caching_sha2_password_authenticate, 8.0 at 9cb1b994;
-// sql_authentication.cc, sha256_password_authenticate). Relayed unchanged
-// through heapproxy that works only when both of heapproxy's connections
-// are TLS or both plain: a TLS client's clear text reached a plain
-// upstream, in clear, which refused it; a plain client's key request
-// reached a TLS upstream as its password.
+// sql/auth/sql_authentication.cc, sha256_password_authenticate, read in a
+// 5.7-era copy). Relayed unchanged through heapproxy that works only when
+// both of heapproxy's connections are TLS or both plain: a TLS client's
+// clear text reached a plain upstream, in clear, which refused it; a plain
+// client's key request reached a TLS upstream as its password.
 const (
 	cachingSHA2Password = "caching_sha2_password"
 	sha256Password      = "sha256_password"
@@ -43,6 +43,12 @@ const (
 // caching_sha2_password's "perform full authentication".
 func isSHA2FullAuth(p []byte) bool {
 	return len(p) == 2 && p[0] == mysqlwire.HdrAuthMore && p[1] == sha2FullAuth
+}
+
+// isSHA2FastAuthOK says whether an upstream packet during login is
+// caching_sha2_password's "fast authentication succeeded" (OK follows).
+func isSHA2FastAuthOK(p []byte) bool {
+	return len(p) == 2 && p[0] == mysqlwire.HdrAuthMore && p[1] == sha2FastAuthOK
 }
 
 // mixedTLS says whether the client's connection is TLS and whether it
