@@ -19,7 +19,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-// sha2Upstream is an upstream whose accounts use caching_sha2_password,
+// rsaUpstream is an upstream whose accounts use an RSA password plugin
+// (caching_sha2_password or sha256_password); the first is
 // MySQL 8's default plugin. No MySQL 8 can be installed in CI (Debian 12
 // ships none; CI reaches only Debian's and Go's package mirrors), so it is
 // go-mysql's server (v1.16.0), which implements the plugin as MySQL's
@@ -29,7 +30,7 @@ import (
 // RSA-encrypted (OAEP) over a plain connection, the client asking for the
 // server's public key with 0x02. Like MySQL it decides by its own side of
 // the connection, TLS or not.
-type sha2Upstream struct {
+type rsaUpstream struct {
 	user, password string
 	addr           string           // the listener's, as the cache keys it
 	srv            *gmserver.Server // one cache of fast-auth entries
@@ -39,7 +40,7 @@ type sha2Upstream struct {
 	conns []*recordingConn
 }
 
-func newSHA2Upstream(t *testing.T, plugin string) (*sha2Upstream, string) {
+func newRSAUpstream(t *testing.T, plugin string) (*rsaUpstream, string) {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -53,7 +54,7 @@ func newSHA2Upstream(t *testing.T, plugin string) (*sha2Upstream, string) {
 		t.Fatal(err)
 	}
 	conf := &tls.Config{Certificates: []tls.Certificate{cert}}
-	u := &sha2Upstream{user: "sha2u", password: "sha2-secret",
+	u := &rsaUpstream{user: "sha2u", password: "sha2-secret",
 		srv: gmserver.NewServer("8.0.36", gomysql.DEFAULT_COLLATION_ID, plugin, key, conf)}
 	u.fe.currentUser = "sha2u@%"
 	u.addr = serveMySQL(t, func(c net.Conn) (*gmserver.Conn, error) {
@@ -72,11 +73,11 @@ func newSHA2Upstream(t *testing.T, plugin string) (*sha2Upstream, string) {
 
 // forget empties the upstream's cache of fast-auth entries, as a restart
 // or FLUSH PRIVILEGES does on MySQL: the next login authenticates fully.
-func (u *sha2Upstream) forget() { u.srv.InvalidateCache(u.user, u.addr) }
+func (u *rsaUpstream) forget() { u.srv.InvalidateCache(u.user, u.addr) }
 
 // sawCleartext says whether the password crossed a plain connection in
 // clear: heapproxy must encrypt it there as a client would.
-func (u *sha2Upstream) sawCleartext() bool {
+func (u *rsaUpstream) sawCleartext() bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for _, c := range u.conns {
@@ -89,7 +90,7 @@ func (u *sha2Upstream) sawCleartext() bool {
 
 // keysSent counts the connections on which the upstream sent its public
 // key: the logins that took the RSA path over a plain connection.
-func (u *sha2Upstream) keysSent() int {
+func (u *rsaUpstream) keysSent() int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	n := 0
@@ -161,7 +162,7 @@ func TestRSAPasswordPluginsAcrossTLS(t *testing.T) {
 }
 
 func testRSAPasswordPlugin(t *testing.T, plugin string, clientTLS, upTLS bool) {
-	up, addr := newSHA2Upstream(t, plugin)
+	up, addr := newRSAUpstream(t, plugin)
 	cfg := Config{Upstream: addr, TLS: TLSConfig{Cert: env.certFile, Key: env.keyFile}}
 	if upTLS {
 		cfg.UpstreamTLS = UpstreamTLSConfig{Enabled: true, InsecureSkipVerify: true}
@@ -239,7 +240,7 @@ for pw in (%[3]q, %[3]q, "wrong"):
 func TestLocalLoginToCachingSHA2Upstream(t *testing.T) {
 	for _, upTLS := range []bool{false, true} {
 		t.Run(fmt.Sprintf("upstream TLS %v", upTLS), func(t *testing.T) {
-			up, addr := newSHA2Upstream(t, cachingSHA2Password)
+			up, addr := newRSAUpstream(t, cachingSHA2Password)
 			cfg := Config{Upstream: addr, Auth: AuthLocal, Users: []User{
 				{Name: "bob", Password: "bobpw", UpstreamUser: up.user, UpstreamPassword: up.password}}}
 			if upTLS {
@@ -262,7 +263,7 @@ func TestLocalLoginToCachingSHA2Upstream(t *testing.T) {
 
 // testCLILogins logs in with the mariadb CLI twice, then with a wrong
 // password, from an empty fast-auth cache.
-func testCLILogins(t *testing.T, up *sha2Upstream, h, p, cliTLS string) {
+func testCLILogins(t *testing.T, up *rsaUpstream, h, p, cliTLS string) {
 	t.Helper()
 	up.forget()
 	for _, login := range []string{"first login", "second login"} {
