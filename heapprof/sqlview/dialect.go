@@ -13,6 +13,7 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -433,8 +434,9 @@ func (e *enumText) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 
 func signedInt(t sql.Type) bool { return types.IsInteger(t) && types.IsSigned(t) }
 
-// checkedArith is + - * of signed integers answering MySQL's ERROR 1690
-// on overflow; go-mysql-server wraps around.
+// checkedArith is + - * of signed integers or of DOUBLEs, answering
+// MySQL's ERROR 1690 on overflow where go-mysql-server wraps integers
+// around and carries a DOUBLE's infinity on (1e308 * 10 > 0 was 1).
 type checkedArith struct{ *expression.Arithmetic }
 
 func (c *checkedArith) WithChildren(children ...sql.Expression) (sql.Expression, error) {
@@ -442,6 +444,10 @@ func (c *checkedArith) WithChildren(children ...sql.Expression) (sql.Expression,
 }
 
 func (c *checkedArith) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	if types.IsFloat(c.Type()) {
+		v, err := c.Arithmetic.Eval(ctx, row)
+		return finiteDouble(v, err, c.LeftChild, c.Op, c.RightChild)
+	}
 	var vals [2]int64
 	for i, e := range []sql.Expression{c.LeftChild, c.RightChild} {
 		v, err := e.Eval(ctx, row)
@@ -469,10 +475,69 @@ func (c *checkedArith) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		overflow = l != 0 && (out/l != r || (l == -1 && r == math.MinInt64) || (r == -1 && l == math.MinInt64))
 	}
 	if overflow {
-		return nil, &Error{Code: mysql.ERDataOutOfRange, State: "22003",
-			Message: fmt.Sprintf("BIGINT value is out of range in '%s %s %s'", c.LeftChild, c.Op, c.RightChild)}
+		return nil, outOfRange("BIGINT", binaryText(c.LeftChild, c.Op, c.RightChild))
 	}
 	return out, nil
+}
+
+// checkedDiv is / of DOUBLEs answering ERROR 1690 where the quotient
+// overflows (1e308 / 0.1); division by zero stays NULL, as on MariaDB.
+type checkedDiv struct{ *expression.Div }
+
+func (c *checkedDiv) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	return rewrap(c.Div, children, func(d *expression.Div) sql.Expression { return &checkedDiv{Div: d} })
+}
+
+func (c *checkedDiv) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := c.Div.Eval(ctx, row)
+	return finiteDouble(v, err, c.LeftChild, "/", c.RightChild)
+}
+
+// finiteDouble passes on the value v of "left op right" unless it is an
+// infinity or NaN, which MariaDB has no DOUBLE for (check_float_overflow).
+func finiteDouble(v any, err error, left sql.Expression, op string, right sql.Expression) (any, error) {
+	if f, ok := v.(float64); ok && err == nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
+		return nil, outOfRange("DOUBLE", binaryText(left, op, right))
+	}
+	return v, err
+}
+
+// binaryText is "left op right" as MariaDB's messages print it
+// (Item::print): 1e308 * 10, `functions`.`flat_bytes` * 2.
+func binaryText(left sql.Expression, op string, right sql.Expression) string {
+	return exprText(left) + " " + op + " " + exprText(right)
+}
+
+// exprText is e as MariaDB's messages print it, for the expressions they
+// name; go-mysql-server's text for the rest.
+func exprText(e sql.Expression) string {
+	switch x := e.(type) {
+	case *expression.Literal:
+		if f, ok := x.Value().(float64); ok {
+			return strings.Replace(strconv.FormatFloat(f, 'g', -1, 64), "e+", "e", 1)
+		}
+	case *expression.GetField:
+		if x.Table() != "" {
+			return "`" + x.Table() + "`.`" + x.Name() + "`"
+		}
+		return "`" + x.Name() + "`"
+	case *expression.UnaryMinus:
+		return "-" + exprText(x.Child)
+	case *fnExpr:
+		parts := make([]string, len(x.args))
+		for i, a := range x.args {
+			parts[i] = exprText(a)
+		}
+		return x.name + "(" + strings.Join(parts, ",") + ")"
+	}
+	return e.String()
+}
+
+// outOfRange is MariaDB's ERROR 1690 for a value of type typ that
+// expression expr cannot hold.
+func outOfRange(typ, expr string) error {
+	return &Error{Code: mysql.ERDataOutOfRange, State: "22003",
+		Message: fmt.Sprintf("%s value is out of range in '%s'", typ, expr)}
 }
 
 // dateOffset is DATE_ADD, DATE_SUB and x ± INTERVAL as MariaDB computes
@@ -962,9 +1027,8 @@ func temporalArgsAsText(e sql.Expression) (sql.Expression, bool, error) {
 		case isTemporal(t):
 			kids[i], changed = &temporalText{wrapped{k}}, true
 		case !readsAsText(e, i):
-		case types.IsFloat(t) && isFixedRound(k):
-			d, _ := roundDigits(unalias(k).(*decimalRound))
-			kids[i], changed = &fixedDoubleText{wrapped: wrapped{k}, digits: d}, true
+		case types.IsFloat(t) && realDecimals(k, nil) < notFixedDec31:
+			kids[i], changed = newFixedDoubleText(k), true
 		case numeric(t) && !isConcat(e):
 			kids[i], changed = &numberText{wrapped{k}}, true
 		}
@@ -1008,16 +1072,6 @@ func isConcat(e sql.Expression) bool {
 	return ok && (strings.EqualFold(f.FunctionName(), "concat") || strings.EqualFold(f.FunctionName(), "concat_ws"))
 }
 
-// isFixedRound: e is ROUND or TRUNCATE to a constant number of digits.
-func isFixedRound(e sql.Expression) bool {
-	r, ok := unalias(e).(*decimalRound)
-	if !ok {
-		return false
-	}
-	_, ok = roundDigits(r)
-	return ok
-}
-
 // numberText is a number read as text, as MariaDB prints it (val_str): a
 // DECIMAL with its scale's digits, a DOUBLE in its shortest form.
 // go-mysql-server's LEFT, RIGHT, SUBSTRING, LOCATE and INSTR failed on a
@@ -1055,24 +1109,36 @@ func (t *numberText) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 // temporalText is a date or time value as MariaDB prints it.
 type temporalText struct{ wrapped }
 
-// fixedDoubleText is ROUND or TRUNCATE of a DOUBLE to a constant number of
-// digits read as text, with those digits as MariaDB prints it
-// (String::set_real with the item's decimals): CONCAT(ROUND(x, 1), '%')
-// of 30 is 30.0%; go-mysql-server printed 30%.
+// fixedDoubleText is a DOUBLE with fixed decimals (realdecimals.go: ROUND
+// or TRUNCATE to a constant number of digits, PI(), arithmetic of them)
+// read as text, with those digits as MariaDB prints it (String::set_real
+// with the item's decimals): CONCAT(ROUND(x, 1), '%') of 30 is 30.0%;
+// go-mysql-server printed 30%.
 type fixedDoubleText struct {
 	wrapped
 	digits int
+	length uint32 // MariaDB's max_length of the DOUBLE
 }
 
 var _ sql.Expression = (*fixedDoubleText)(nil)
 
-// Type is as long as MariaDB's float_length(d).
+func newFixedDoubleText(e sql.Expression) *fixedDoubleText {
+	d := realDecimals(e, nil)
+	t := &fixedDoubleText{wrapped: wrapped{e}, digits: d, length: floatLength(d)}
+	if m := exprMeta(unalias(e), nil, false); m != nil {
+		t.length = m.length
+	}
+	return t
+}
+
 func (t *fixedDoubleText) Type() sql.Type {
-	return types.MustCreateStringWithDefaults(sqltypes.VarChar, int64(floatLength(t.digits)))
+	return types.MustCreateStringWithDefaults(sqltypes.VarChar, int64(t.length))
 }
 
 func (t *fixedDoubleText) WithChildren(c ...sql.Expression) (sql.Expression, error) {
-	return withChild(t, c, func(c sql.Expression) sql.Expression { return &fixedDoubleText{wrapped: wrapped{c}, digits: t.digits} })
+	return withChild(t, c, func(c sql.Expression) sql.Expression {
+		return &fixedDoubleText{wrapped: wrapped{c}, digits: t.digits, length: t.length}
+	})
 }
 
 func (t *fixedDoubleText) Eval(ctx *sql.Context, row sql.Row) (any, error) {

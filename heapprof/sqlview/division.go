@@ -35,7 +35,6 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
-	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 	"github.com/shopspring/decimal"
 )
@@ -284,9 +283,11 @@ func (s *shownDecimal) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	return d.Round(int32(dt.Scale())), nil
 }
 
-// exactDivision is the dialect rule's rewrite of / and of + - * (nil when
-// e stays): exactDiv for exact operands, exactArith where a DECIMAL
-// operand may carry more digits than it shows.
+// exactDivision is the division rule's rewrite of / and of + - * (nil
+// when e stays): exactDiv for exact operands, exactArith where a DECIMAL
+// operand may carry more digits than it shows, checkedDiv and
+// checkedArith for DOUBLEs (ERROR 1690 on overflow). DOUBLEs are told
+// apart here, not in the dialect rule: SUM and AVG are typed only now.
 func exactDivision(e sql.Expression) sql.Expression {
 	if x := exactChoice(e); x != nil {
 		// A choice whose DECIMAL type shows only now that SUM and AVG
@@ -297,6 +298,9 @@ func exactDivision(e sql.Expression) sql.Expression {
 	case *expression.Div:
 		if exactOperand(x.LeftChild.Type()) && exactOperand(x.RightChild.Type()) {
 			return &exactDiv{Div: x}
+		}
+		if types.IsFloat(x.Type()) {
+			return &checkedDiv{Div: x}
 		}
 	case *expression.IntDiv:
 		l, r := x.LeftChild.Type(), x.RightChild.Type()
@@ -312,6 +316,9 @@ func exactDivision(e sql.Expression) sql.Expression {
 		l, r := x.LeftChild.Type(), x.RightChild.Type()
 		if types.IsDecimal(x.Type()) && exactOperand(l) && exactOperand(r) && (types.IsDecimal(l) || types.IsDecimal(r)) {
 			return &exactArith{Arithmetic: x}
+		}
+		if types.IsFloat(x.Type()) {
+			return &checkedArith{Arithmetic: x}
 		}
 	case *function.NullIf:
 		if mayCarryDigits(x.LeftChild) {
@@ -686,7 +693,7 @@ func mayCarryDigits(e sql.Expression) bool {
 // own reader (IF, COALESCE, aliases).
 func readsExact(e sql.Expression) bool {
 	switch x := e.(type) {
-	case *exactDiv, *exactArith, *expression.Arithmetic, *checkedArith, *expression.Div, *expression.IntDiv,
+	case *exactDiv, *exactArith, *expression.Arithmetic, *checkedArith, *expression.Div, *checkedDiv, *expression.IntDiv,
 		*expression.Mod, *intMod, *floatMod, *exactMod, *expression.UnaryMinus, *expression.Alias, *asNumber,
 		*decimalRound, *extremum, *exactAgg, *shownDecimal, *castInt, *asDouble,
 		*expression.And, *expression.Or, *expression.Xor, *expression.Not, *expression.IsTrue, *expression.IsNull,
@@ -737,8 +744,7 @@ func (d *exactIntDiv) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	}
 	q := truncQuo(ops[0], ops[1], 0).Coefficient()
 	if !q.IsInt64() {
-		return nil, &Error{Code: mysql.ERDataOutOfRange, State: "22003",
-			Message: fmt.Sprintf("BIGINT value is out of range in '%s DIV %s'", d.LeftChild, d.RightChild)}
+		return nil, outOfRange("BIGINT", fmt.Sprintf("%s DIV %s", d.LeftChild, d.RightChild))
 	}
 	return q.Int64(), nil
 }

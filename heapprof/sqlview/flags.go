@@ -256,7 +256,7 @@ func mayBeNull(e sql.Expression, child sql.Node) (bool, bool) {
 		return false, true
 	case *plan.Subquery, *expression.CollatedExpression:
 		return true, true
-	case *expression.Div, *exactDiv, *expression.IntDiv, *exactIntDiv, *expression.Mod, *intMod, *floatMod, *exactMod,
+	case *expression.Div, *exactDiv, *checkedDiv, *expression.IntDiv, *exactIntDiv, *expression.Mod, *intMod, *floatMod, *exactMod,
 		*function.NullIf, *exactNullIf, *numNullIf:
 		return true, true
 	case *expression.Arithmetic, *checkedArith, *exactArith, *expression.UnaryMinus,

@@ -2,6 +2,7 @@ package sqlview
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -87,6 +88,30 @@ func (p *provider) Function(ctx *sql.Context, name string) (sql.Function, bool) 
 		return sql.Function1{Name: "sign", Fn: func(x sql.Expression) sql.Expression {
 			return &fnExpr{name: "SIGN", args: []sql.Expression{x}, typ: types.Int32, eval: sign}
 		}}, true
+	case "pow", "power":
+		// MariaDB names both pow in its messages.
+		return sql.Function2{Name: "pow", Fn: func(x, y sql.Expression) sql.Expression {
+			return realFunc("pow", math.Pow, x, y)
+		}}, true
+	case "exp":
+		return sql.Function1{Name: "exp", Fn: func(x sql.Expression) sql.Expression { return realFunc("exp", math.Exp, x) }}, true
+	case "cot":
+		return sql.Function1{Name: "cot", Fn: func(x sql.Expression) sql.Expression {
+			return realFunc("cot", func(v float64) float64 { return 1 / math.Tan(v) }, x)
+		}}, true
+	case "degrees":
+		// Item_func_units: value * mul + add, mul = 180 / M_PI in double
+		// arithmetic (RADIANS(1.7e308) is finite there; (value * M_PI) /
+		// 180 overflowed).
+		return sql.Function1{Name: "degrees", Fn: func(x sql.Expression) sql.Expression {
+			pi := math.Pi
+			return realFunc("degrees", func(v float64) float64 { return v*(180/pi) + 0 }, x)
+		}}, true
+	case "radians":
+		return sql.Function1{Name: "radians", Fn: func(x sql.Expression) sql.Expression {
+			pi := math.Pi
+			return realFunc("radians", func(v float64) float64 { return v*(pi/180) + 0 }, x)
+		}}, true
 	case "sum":
 		return sql.Function1{Name: "sum", Fn: newSum}, true
 	case "avg":
@@ -164,6 +189,29 @@ func (f *fnExpr) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		vals[i] = v
 	}
 	return f.eval(ctx, vals)
+}
+
+// realFunc is a DOUBLE function of DOUBLE arguments as MariaDB's
+// Item_real_func computes it: an infinite or NaN result is ERROR 1690
+// (check_float_overflow; go-mysql-server's POW and EXP answered NULL,
+// POW(-8, 0.5) too, and COT(0) 1105). of is func(float64) float64 or
+// func(float64, float64) float64, for as many arguments.
+func realFunc[F func(float64) float64 | func(float64, float64) float64](name string, of F, args ...sql.Expression) *fnExpr {
+	f := &fnExpr{name: name, args: args, typ: types.Float64}
+	f.eval = func(_ *sql.Context, vals []any) (any, error) {
+		var r float64
+		switch of := any(of).(type) {
+		case func(float64) float64:
+			r = of(doubleValue(vals[0]))
+		case func(float64, float64) float64:
+			r = of(doubleValue(vals[0]), doubleValue(vals[1]))
+		}
+		if math.IsInf(r, 0) || math.IsNaN(r) {
+			return nil, outOfRange("DOUBLE", exprText(f))
+		}
+		return r, nil
+	}
+	return f
 }
 
 // toInt64 converts an argument as MySQL does for an integer parameter

@@ -113,12 +113,64 @@ func TestVarianceOfDoublesNearMariaDB(t *testing.T) {
 }
 
 // A DOUBLE beyond its range is MariaDB's ERROR 1690, not +Inf
-// (go-mysql-server answered +Inf until 2026-11-25).
+// (go-mysql-server answered +Inf until 2026-11-25), wherever it is
+// computed: until 2026-11-26 only a result column was checked, so
+// 1e308 * 10 > 0 was 1, a WHERE over an overflow kept every row, and
+// POW(-8, 0.5), POW(10, 400) and EXP(1000) were NULL.
 func TestDoubleOverflowMatchesMariaDB(t *testing.T) {
 	ctx := context.Background()
 	e, s := newFixtureEngine(t)
 	r := refConn(t)
-	for _, q := range []string{"SELECT 1e308 * 10", "SELECT -1e308 * 10", "SELECT 1e308 + 1e308"} {
+	for _, q := range []string{
+		"SELECT 1e308 * 10", "SELECT -1e308 * 10", "SELECT 1e308 + 1e308",
+		"SELECT 1e308 * 10 > 0", "SELECT 1e308 / 0.1 > 0", "SELECT IFNULL(1e308 * 10, 5)",
+		"SELECT COUNT(*) FROM functions WHERE flat_pct * 1e308 > 1",
+		"SELECT SUM(flat_bytes * 1e305) FROM functions",
+		"SELECT POW(-8, 0.5)", "SELECT POWER(10, 400)", "SELECT POW(0, -1) IS NOT NULL", "SELECT EXP(1000)",
+		"SELECT EXP(710) > 0", "SELECT COT(0)", "SELECT DEGREES(1e308) > 0",
+	} {
 		t.Run(q, func(t *testing.T) { matchState(t, ctx, e, s, r, q) })
+	}
+	// The same functions short of overflow answer MariaDB's values and
+	// column definitions (RADIANS(1.7e308) is finite there: value * (M_PI
+	// / 180)).
+	ref := newRefFields(t)
+	for _, q := range []string{
+		"SELECT RADIANS(1.7e308), DEGREES(1), DEGREES(flat_pct), RADIANS(180), EXP(709), POW(2, 0.5), POWER(flat_bytes, 2), EXP('1'), POW('2', '3'), POW(NULL, 2), 1e308 / 0, LN(-1), SQRT(-1), SQRT(flat_pct)" +
+			" FROM functions ORDER BY flat_bytes DESC, snapshot_id LIMIT 3",
+	} {
+		t.Run(q, func(t *testing.T) {
+			matchMariaDB(t, ctx, e, s, r, q, false, true)
+			matchDefs(t, ctx, e, s, ref, q)
+		})
+	}
+}
+
+// A DOUBLE with fixed decimals prints with them, as MariaDB prints it,
+// through arithmetic, choices, aggregates and text: until 2026-11-26
+// ROUND(x, 1) * 3 of 71.4 was 214.20000000000002 (MariaDB 214.2),
+// ROUND(a, 1) * ROUND(b, 1) of 1.2 and 1.2 was 1.44 (1.4), PI() was
+// 3.141592653589793 (3.141593) and IF(c, ROUND(x, 1), ROUND(x, 2)) of 0
+// was 0 (0.00).
+func TestFixedDoubleDecimalsMatchMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	r := refConn(t)
+	ref := newRefFields(t)
+	const top = " FROM functions ORDER BY flat_pct DESC, snapshot_id LIMIT 3"
+	for _, tt := range []struct{ name, query string }{
+		{"arithmetic", "SELECT ROUND(flat_pct, 1) * 3, ROUND(flat_pct, 1) * ROUND(cum_pct, 2), ROUND(flat_pct, 1) / ROUND(cum_pct, 2), ROUND(flat_pct, 1) * flat_bytes, ROUND(flat_pct, 1) * flat_pct, ROUND(flat_pct, 1) + 1e0, ROUND(flat_pct, 1) * (flat_bytes / 3), ROUND(flat_pct, 1) - flat_bytes, ROUND(flat_pct, 1) % 7, 1 / ROUND(flat_pct + 3, 1)" + top},
+		{"constants", "SELECT ROUND(1.25e0, 1) * 3, ROUND(1.25e0, 1) * ROUND(1.15e0, 1), ROUND(0.1e0, 1) + ROUND(0.2e0, 1), ROUND(1.25e0, 1) / 3, ROUND(1.25e0, 1) * 1.5, ROUND(1.25e0, 1) * '3', ROUND(1.25e0, 1) * NULL, ROUND(1.25e0, 1) * CAST(2 AS DECIMAL(10,3)), ROUND(1.25e0, 1) / 0"},
+		{"pi", "SELECT PI(), PI() * 2, PI() + 0, -PI(), ABS(PI()), IF(1, PI(), 0), PI() / 3, ROUND(PI(), 10), FORMAT(PI(), 10), PI() = 3.141592653589793"},
+		{"choices and negation", "SELECT IF(flat_pct > 1, ROUND(flat_pct, 1), ROUND(flat_pct, 2)), COALESCE(ROUND(flat_pct, 1), flat_pct), GREATEST(ROUND(flat_pct, 1), 1), ABS(ROUND(flat_pct, 1) * 3), -(ROUND(flat_pct, 1) * 3), CASE WHEN flat_pct > 1 THEN ROUND(flat_pct, 1) * 3 ELSE 0 END, IF(1, ROUND(flat_pct, 1), NULL), IFNULL(ROUND(flat_pct, 2), flat_bytes)" + top},
+		{"aggregates", "SELECT SUM(ROUND(flat_pct, 1)), AVG(ROUND(flat_pct, 1)), MAX(ROUND(flat_pct, 1) * 3), MIN(-ROUND(flat_pct, 1)), MAX(ROUND(flat_pct, 1) / 3), MAX(PI()), SUM(ROUND(flat_pct, 1)) * 2, SUM(ROUND(flat_pct, 2)) / 3, AVG(PI()) FROM functions"},
+		{"grouped", "SELECT node_id, ROUND(SUM(flat_pct), 1) * 3, SUM(ROUND(flat_pct, 1)) * 1.5, MAX(-ROUND(flat_pct, 1)), SUM(ROUND(flat_pct, 2) * 2) FROM functions GROUP BY node_id ORDER BY node_id"},
+		{"as text", "SELECT CONCAT(ROUND(flat_pct, 1) * 3), CAST(ROUND(flat_pct, 1) * 3 AS CHAR), LENGTH(ROUND(flat_pct, 1) * 3), CONCAT(PI()), CAST(PI() AS CHAR), UPPER(PI() / 3), CONCAT(ROUND(flat_pct, 1), '%'), CONCAT(flat_pct)" + top},
+		{"real functions", "SELECT SQRT(2), POW(2, 2), EXP(1), LN(2), LOG(2), LOG10(2), SIN(1), ATAN(1), LOG2(3), SQRT(ROUND(flat_pct, 1))" + top},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			matchMariaDB(t, ctx, e, s, r, tt.query, false, true)
+			matchDefs(t, ctx, e, s, ref, tt.query)
+		})
 	}
 }

@@ -247,6 +247,11 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 		// Item_sum_min_max takes its argument's definition
 		// (MAX(ROUND(x, 1)) has 1 decimal).
 		if m := exprMeta(arg, child, tmp); m != nil {
+			if m.typ == mysqlTypeDouble && m.decimals < notFixedDec31 {
+				// Of a DOUBLE with fixed decimals, float_length of them
+				// (MAX(-ROUND(x, 1)) is 18, -ROUND(x, 1) 19).
+				return &colMeta{typ: mysqlTypeDouble, length: floatLength(int(m.decimals)), decimals: m.decimals}
+			}
 			return m
 		}
 	}
@@ -269,8 +274,15 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 	case t == types.Null:
 		return nil
 	case types.IsFloat(t):
+		if m := fixedRealMeta(e, child, tmp); m != nil {
+			return m
+		}
+		if f, ok := e.(sql.FunctionExpression); ok && realFunctions[strings.ToLower(f.FunctionName())] {
+			// Item_real_func: float_length(NOT_FIXED_DEC).
+			return &colMeta{typ: mysqlTypeDouble, length: 23, decimals: notFixedDec31}
+		}
 		switch x := e.(type) {
-		case *expression.Arithmetic, *expression.Div, *expression.UnaryMinus, *checkedArith, *aggregation.Min, *aggregation.Max:
+		case *expression.Arithmetic, *expression.Div, *checkedDiv, *expression.UnaryMinus, *checkedArith, *aggregation.Min, *aggregation.Max:
 			if x.Type() == types.Float64 {
 				// Item_func and MIN/MAX of a DOUBLE:
 				// float_length(NOT_FIXED_DEC), DBL_DIG + 8 (MIN/MAX grouped
@@ -406,9 +418,9 @@ func formatChars(args []sql.Expression, child sql.Node) (int64, bool) {
 	case t == types.Null:
 		intDigits = 309
 	default:
-		// DOUBLE (text is read as one): DBL_MAX's 309 digits, decimals
-		// not fixed.
-		intDigits, scale = 309, notFixedDec31
+		// DOUBLE (text is read as one): DBL_MAX's 309 digits, its
+		// decimals (realdecimals.go).
+		intDigits, scale = 309, int64(realDecimals(args[0], child))
 	}
 	if dec < scale {
 		intDigits++
@@ -895,6 +907,14 @@ func castSignedMeta(c *expression.Convert, child sql.Node) *colMeta {
 	return &colMeta{typ: mysqlTypeLongLong, length: uint32(n)}
 }
 
+// realFunctions are MariaDB's Item_real_func: DOUBLEs of their
+// arguments' values, without fixed decimals.
+var realFunctions = map[string]bool{
+	"sqrt": true, "pow": true, "power": true, "exp": true, "ln": true, "log": true, "log2": true, "log10": true,
+	"sin": true, "cos": true, "tan": true, "asin": true, "acos": true, "atan": true, "atan2": true, "cot": true,
+	"degrees": true, "radians": true, "rand": true,
+}
+
 // floatLength is MariaDB's float_length(decimals): DBL_DIG + 2 + decimals
 // digits, DBL_DIG + 8 when they are not fixed.
 func floatLength(decimals int) uint32 {
@@ -953,7 +973,11 @@ func charLength(e sql.Expression, child sql.Node) (int64, bool) {
 		return typeChars(tt.child.Type())
 	}
 	if ft, ok := e.(*fixedDoubleText); ok {
-		return int64(floatLength(ft.digits)), true
+		// The DOUBLE's max_length (PI() is 8 long).
+		if m := exprMeta(unalias(ft.child), child, false); m != nil {
+			return int64(m.length), true
+		}
+		return int64(ft.length), true
 	}
 	if nt, ok := e.(*numberText); ok {
 		return numberChars(nt.child, child)
