@@ -998,7 +998,7 @@ var textFunctions = map[string]bool{
 	"right": true, "substring": true, "substr": true, "mid": true, "replace": true, "lpad": true,
 	"rpad": true, "trim": true, "ltrim": true, "rtrim": true, "reverse": true, "substring_index": true,
 	"locate": true, "instr": true, "repeat": true, "md5": true, "sha1": true, "sha": true, "sha2": true,
-	"hex": true, "insert": true,
+	"hex": true, "insert": true, "crc32": true,
 }
 
 // temporalArgsAsText gives string functions, LIKE and CAST(... AS CHAR)
@@ -1052,6 +1052,7 @@ var textArgs = map[string][]int{
 	"md5": {0}, "sha1": {0}, "sha": {0}, "sha2": {0}, "left": {0}, "right": {0}, "substring": {0},
 	"substr": {0}, "mid": {0}, "repeat": {0}, "lpad": {0, 2}, "rpad": {0, 2}, "replace": {0, 1, 2},
 	"substring_index": {0, 1}, "locate": {0, 1}, "instr": {0, 1},
+	"crc32": {0}, // Item_func_crc32 reads val_str: CRC32(1.5) is the CRC of '1.5'
 }
 
 // readsAsText: e reads its argument i as text (LIKE and CAST(x AS CHAR)

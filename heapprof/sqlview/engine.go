@@ -504,8 +504,9 @@ func (e *Engine) run(sctx *sql.Context, b *stmtBudget, query string, stmt ast.St
 }
 
 // plannable refuses what go-mysql-server cannot plan in bounded time
-// (planlimits.go) or would answer by guessing a column (ambiguous.go) and
-// lines up UNION chains (unions.go); changed tells
+// (planlimits.go) or would answer by guessing a column (ambiguous.go),
+// reads GROUP_CONCAT's arguments as MariaDB does (groupconcat.go) and lines up
+// UNION chains (unions.go); changed tells
 // whether stmt was rewritten.
 func (e *Engine) plannable(sctx *sql.Context, stmt ast.Statement) (changed bool, err error) {
 	// Depth first: counting a SELECT's joins descends into its IN and
@@ -523,6 +524,9 @@ func (e *Engine) plannable(sctx *sql.Context, stmt ast.Statement) (changed bool,
 		return false, err
 	}
 	if err := e.columns.checkAmbiguousColumns(stmt, sctx.GetCurrentDatabase()); err != nil {
+		return false, err
+	}
+	if err := groupConcatArgs(stmt); err != nil {
 		return false, err
 	}
 	return e.lineUpUnions(sctx, stmt)

@@ -112,6 +112,13 @@ func (p *provider) Function(ctx *sql.Context, name string) (sql.Function, bool) 
 			pi := math.Pi
 			return realFunc("radians", func(v float64) float64 { return v*(pi/180) + 0 }, x)
 		}}, true
+	case "hex":
+		return sql.Function1{Name: "hex", Fn: newHex}, true
+	case "oct":
+		// MariaDB's OCT(n) is CONV(n, 10, 8); go-mysql-server has no OCT.
+		return sql.Function1{Name: "oct", Fn: func(x sql.Expression) sql.Expression {
+			return function.NewConv(x, expression.NewLiteral(int8(10), types.Int8), expression.NewLiteral(int8(8), types.Int8))
+		}}, true
 	case "sum":
 		return sql.Function1{Name: "sum", Fn: newSum}, true
 	case "avg":
@@ -212,6 +219,46 @@ func realFunc[F func(float64) float64 | func(float64, float64) float64](name str
 		return r, nil
 	}
 	return f
+}
+
+// newHex is HEX(x). Of a number it is MariaDB's (Item_func_hex::
+// val_str_ascii): an integer's 64 bits, a DOUBLE or DECIMAL rounded half
+// away from zero first (HEX(1.5) is 2, HEX(-1.5) FFFFFFFFFFFFFFFE),
+// all ones beyond the 64 bits, in 16 characters at most; go-mysql-server
+// printed HEX(-0e0) as 0000000000000000. Text and dates stay
+// go-mysql-server's hex of their bytes.
+func newHex(x sql.Expression) sql.Expression {
+	if !numeric(x.Type()) {
+		return function.NewHex(x)
+	}
+	return &fnExpr{name: "HEX", args: []sql.Expression{x}, typ: types.MustCreateStringWithDefaults(sqltypes.VarChar, 16),
+		eval: func(_ *sql.Context, vals []any) (any, error) {
+			return strings.ToUpper(strconv.FormatUint(hexBits(vals[0]), 16)), nil
+		}}
+}
+
+// hexBits is the 64 bits HEX prints for the number v.
+func hexBits(v any) uint64 {
+	switch x := v.(type) {
+	case float64, float32, decimal.Decimal, string:
+		f := doubleValue(x)
+		switch {
+		case f <= math.MinInt64 || f >= math.MaxUint64:
+			return math.MaxUint64
+		case f > 0:
+			f += 0.5
+		default:
+			f -= 0.5
+		}
+		if f < math.MaxInt64 {
+			return uint64(int64(f)) // C's conversion: toward zero, two's complement
+		}
+		return uint64(f)
+	case uint64:
+		return x
+	}
+	n, _ := types.CoalesceInt(v)
+	return uint64(int64(n))
 }
 
 // toInt64 converts an argument as MySQL does for an integer parameter

@@ -96,17 +96,17 @@ func maxRealDecimals(es []sql.Expression, child sql.Node) int {
 	return d
 }
 
-// fixedRealMeta is MariaDB's definition of a DOUBLE column computed by e
-// when its decimals are fixed; nil otherwise, or for an expression it
-// does not size.
-func fixedRealMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
+// realMeta is MariaDB's definition of a DOUBLE column computed by e
+// when its decimals are fixed, or when e chooses among DOUBLEs; nil
+// otherwise, or for an expression it does not size.
+func realMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 	e = unalias(e)
 	if _, ok := e.(*expression.GetField); ok || !types.IsFloat(e.Type()) {
 		return nil
 	}
 	d := realDecimals(e, child)
 	if d >= notFixedDec31 {
-		return nil
+		return choiceRealMeta(e, child, tmp)
 	}
 	length := floatLength(d)
 	switch x := e.(type) {
@@ -132,13 +132,47 @@ func fixedRealMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 			length = min(l+divPrecisionIncrement, length)
 		case "if":
 			length = hybridLength(args[1:], d, child, tmp)
-		case "ifnull", "coalesce", "greatest", "least":
+		case "ifnull", "coalesce":
 			length = hybridLength(args, d, child, tmp)
 		case "min", "max", "nullif", "any_value":
 			return nil // their argument's definition, exprMeta's own
 		}
 	}
 	return &colMeta{typ: mysqlTypeDouble, length: length, decimals: uint8(d)}
+}
+
+// choiceRealMeta is the definition of a choice among DOUBLEs without
+// fixed decimals: IF, IFNULL, COALESCE and CASE are as long as their
+// longest value (count_real_length), GREATEST and LEAST
+// float_length(NOT_FIXED_DEC) (IF(c, x * 2, 0) is 23 long, IF(c, x, 0)
+// of a DOUBLE column 22, GREATEST(x, 1) 23).
+func choiceRealMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
+	var vals []sql.Expression
+	switch x := e.(type) {
+	case *expression.Case, *exactCase:
+		vals = caseValues(x)
+	case sql.FunctionExpression:
+		args := e.Children()
+		switch strings.ToLower(x.FunctionName()) {
+		case "greatest", "least":
+			return &colMeta{typ: mysqlTypeDouble, length: floatLength(notFixedDec31), decimals: notFixedDec31}
+		case "if":
+			if len(args) == 3 {
+				vals = args[1:]
+			}
+		case "ifnull", "coalesce":
+			vals = args
+		}
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	var length uint32
+	for _, v := range vals {
+		l, _ := realLength(v, child, tmp)
+		length = max(length, l)
+	}
+	return &colMeta{typ: mysqlTypeDouble, length: length, decimals: notFixedDec31}
 }
 
 // hybridLength is count_real_length's max_length over es with fixed

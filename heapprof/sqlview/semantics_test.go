@@ -52,8 +52,19 @@ func TestAggregatesMatchMariaDB(t *testing.T) {
 		"SELECT id, MAX(total_bytes) OVER (PARTITION BY node_id ORDER BY taken_at) a, MIN(total_bytes) OVER (ORDER BY taken_at) b, " +
 			"COUNT(*) OVER (ORDER BY node_kind, node_id) c, COUNT(total_bytes) OVER (ORDER BY node_kind, id) d, MAX(total_bytes) OVER () e FROM heapprof.snapshots ORDER BY id",
 		"SELECT id, MAX(total_bytes) OVER (ORDER BY taken_at ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) m FROM heapprof.snapshots ORDER BY id",
+		// GROUP_CONCAT's ORDER BY 1 names its first argument (it was
+		// not ordered); its arguments are concatenated (only the first
+		// was kept: GROUP_CONCAT(name, ':', bytes) was the names).
+		"SELECT node_id, GROUP_CONCAT(flat_bytes ORDER BY 1) v, GROUP_CONCAT(DISTINCT flat_pct ORDER BY 1 DESC SEPARATOR '|') w FROM heapprof.functions GROUP BY node_id ORDER BY node_id",
+		"SELECT node_id, GROUP_CONCAT(name, ':', flat_bytes ORDER BY 3 DESC, 1) v FROM heapprof.functions GROUP BY node_id ORDER BY node_id",
+		"SELECT GROUP_CONCAT(a, b ORDER BY 2 DESC, 1) v, GROUP_CONCAT(b, a) w FROM (SELECT 1 a, 2 b UNION ALL SELECT 3, 1 UNION ALL SELECT 5, NULL) t",
+		"SELECT (SELECT GROUP_CONCAT(node_id ORDER BY 1 DESC) FROM heapprof.functions WHERE flat_bytes > 0) v",
 	} {
 		t.Run(q, func(t *testing.T) { matchMariaDB(t, ctx, e, s, r, q, false, true) })
+	}
+	// A position beyond GROUP_CONCAT's arguments is MariaDB's 1054.
+	for _, q := range []string{"SELECT GROUP_CONCAT(flat_bytes ORDER BY 2) FROM heapprof.functions", "SELECT GROUP_CONCAT(flat_bytes ORDER BY 0) FROM heapprof.functions"} {
+		t.Run(q, func(t *testing.T) { matchState(t, ctx, e, s, r, q) })
 	}
 	// Types whose numbers would be guessed are refused, naming what to
 	// write; what it names answers MariaDB's number.
