@@ -48,13 +48,9 @@ func realDecimals(e sql.Expression, child sql.Node) int {
 		if d, ok := roundDigits(x); ok {
 			return d
 		}
-	case *checkedArith:
+	case *checkedArith, *expression.Arithmetic, *floatMod:
 		return maxRealDecimals(x.Children(), child)
-	case *expression.Arithmetic, *floatMod:
-		return maxRealDecimals(x.Children(), child)
-	case *checkedDiv:
-		return min(maxRealDecimals(x.Children(), child)+divPrecisionIncrement, notFixedDec31)
-	case *expression.Div:
+	case *checkedDiv, *expression.Div:
 		return min(maxRealDecimals(x.Children(), child)+divPrecisionIncrement, notFixedDec31)
 	case *expression.UnaryMinus:
 		return realDecimals(x.Child, child)
