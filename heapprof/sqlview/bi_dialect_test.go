@@ -199,6 +199,11 @@ func TestBIStatementsMatchMariaDB(t *testing.T) {
 		{"prepare assignment", "PREPARE s2 FROM 'SELECT @p := ? AS v, @p + 1 AS w'", false, false},
 		{"execute assignment", "EXECUTE s2 USING @n", false, false},
 		{"deallocate assignment", "DEALLOCATE PREPARE s2", false, false},
+		// GROUP_CONCAT's arguments read as MariaDB reads them in the text
+		// PREPARE plans, too (groupconcat.go).
+		{"prepare group_concat", "PREPARE s3 FROM 'SELECT GROUP_CONCAT(a, b ORDER BY 2 DESC, 1) v FROM (SELECT 1 a, 2 b UNION ALL SELECT 3, 1) t'", false, false},
+		{"execute group_concat", "EXECUTE s3", false, false},
+		{"deallocate group_concat", "DEALLOCATE PREPARE s3", false, false},
 		// 2. session variables clients and tools set
 		{"sql_quote_show_create", "SET sql_quote_show_create = 1", false, false},
 		{"session_track_system_variables", "SET session_track_system_variables = 'autocommit'", false, false},

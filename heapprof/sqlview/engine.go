@@ -526,10 +526,12 @@ func (e *Engine) plannable(sctx *sql.Context, stmt ast.Statement) (changed bool,
 	if err := e.columns.checkAmbiguousColumns(stmt, sctx.GetCurrentDatabase()); err != nil {
 		return false, err
 	}
-	if err := groupConcatArgs(stmt); err != nil {
+	concat, err := groupConcatArgs(stmt)
+	if err != nil {
 		return false, err
 	}
-	return e.lineUpUnions(sctx, stmt)
+	lined, err := e.lineUpUnions(sctx, stmt)
+	return concat || lined, err
 }
 
 // ddlIter makes SHOW CREATE TABLE's statement one MariaDB (and MySQL)

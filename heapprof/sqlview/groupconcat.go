@@ -17,8 +17,9 @@ import (
 //     (GROUP_CONCAT(name, ':', bytes) was the names alone). CONCAT is NULL
 //     where any argument is, and MariaDB skips those rows too; DISTINCT
 //     compares the concatenation here, the arguments there.
-func groupConcatArgs(stmt ast.SQLNode) error {
-	var err error
+//
+// changed tells whether stmt was rewritten.
+func groupConcatArgs(stmt ast.SQLNode) (changed bool, err error) {
 	_ = ast.Walk(func(n ast.SQLNode) (bool, error) {
 		g, ok := n.(*ast.GroupConcatExpr)
 		if !ok || err != nil {
@@ -36,13 +37,14 @@ func groupConcatArgs(stmt ast.SQLNode) error {
 				return false, nil
 			}
 			if arg, ok := g.Exprs[pos-1].(*ast.AliasedExpr); ok {
-				o.Expr = arg.Expr
+				o.Expr, changed = arg.Expr, true
 			}
 		}
 		if len(g.Exprs) > 1 {
 			g.Exprs = ast.SelectExprs{&ast.AliasedExpr{Expr: &ast.FuncExpr{Name: ast.NewColIdent("concat"), Exprs: g.Exprs}}}
+			changed = true
 		}
 		return true, nil
 	}, stmt)
-	return err
+	return changed, err
 }
