@@ -1023,12 +1023,16 @@ func temporalArgsAsText(e sql.Expression) (sql.Expression, bool, error) {
 	changed := false
 	for i, k := range kids {
 		t := k.Type()
+		digits := notFixedDec31
+		if types.IsFloat(t) && readsAsText(e, i) {
+			digits = realDecimals(k, nil)
+		}
 		switch {
 		case isTemporal(t):
 			kids[i], changed = &temporalText{wrapped{k}}, true
 		case !readsAsText(e, i):
-		case types.IsFloat(t) && realDecimals(k, nil) < notFixedDec31:
-			kids[i], changed = newFixedDoubleText(k), true
+		case digits < notFixedDec31:
+			kids[i], changed = newFixedDoubleText(k, digits), true
 		case numeric(t) && !isConcat(e):
 			kids[i], changed = &numberText{wrapped{k}}, true
 		}
@@ -1123,8 +1127,8 @@ type fixedDoubleText struct {
 
 var _ sql.Expression = (*fixedDoubleText)(nil)
 
-func newFixedDoubleText(e sql.Expression) *fixedDoubleText {
-	d := realDecimals(e, nil)
+// newFixedDoubleText reads e, with d fixed decimals, as text.
+func newFixedDoubleText(e sql.Expression, d int) *fixedDoubleText {
 	t := &fixedDoubleText{wrapped: wrapped{e}, digits: d, length: floatLength(d)}
 	if m := exprMeta(unalias(e), nil, false); m != nil {
 		t.length = m.length
