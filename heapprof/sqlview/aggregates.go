@@ -706,7 +706,7 @@ func (f *framedFunction) DefaultFramer() sql.WindowFramer { return f.framer }
 
 func fixColumnTypes(n sql.Node, known map[sql.ColumnId]sql.Type) (sql.Node, transform.TreeIdentity, error) {
 	return transform.NodeWithOpaque(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-		n, same, err := transform.OneNodeExpressions(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		n, same, err := oneNodeExprs(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 			switch e := e.(type) {
 			case *plan.Subquery:
 				q, same, err := fixColumnTypes(e.Query, known)

@@ -330,7 +330,7 @@ func dialectRule(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope
 }
 
 func dialectNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-	n, same, err := transform.NodeExprsWithOpaque(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	n, same, err := nodeExprs(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		// Text and dates mixed with numbers first (numbers.go).
 		e, mixed, err := numberContext(e)
 		if err != nil {

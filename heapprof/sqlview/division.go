@@ -48,7 +48,7 @@ func divisionRule(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scop
 }
 
 func divisionNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-	n, same, err := transform.NodeExprsWithOpaque(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	n, same, err := nodeExprs(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		id := transform.SameTree
 		if sq, ok := e.(*plan.Subquery); ok {
 			q, sameQ, err := divisionNode(sq.Query)

@@ -79,6 +79,9 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 		// Decimal division as MariaDB computes it, once SUM and AVG
 		// columns have their types (division.go).
 		AddPreAnalyzeRule(ruleDivision, divisionRule).
+		// Numbers compared as MariaDB compares them, once every operand
+		// is typed and wrapped (realcompare.go).
+		AddPreAnalyzeRule(ruleRealCompare, realCompareRule).
 		// @@GLOBAL.x of the variables a session starts with, reported
 		// session values (session.go).
 		AddPreAnalyzeRule(ruleReads, readsRule).

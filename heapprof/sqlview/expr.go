@@ -1,6 +1,12 @@
 package sqlview
 
-import "github.com/dolthub/go-mysql-server/sql"
+import (
+	"slices"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+)
 
 // rewrap is WithChildren for a wrapper around a go-mysql-server expression
 // of type T: the analyzer rebuilds expressions through WithChildren, so the
@@ -33,4 +39,52 @@ func withChild(e sql.Expression, c []sql.Expression, rebuild func(sql.Expression
 		return nil, sql.ErrInvalidChildrenNumber.New(e, len(c), 1)
 	}
 	return rebuild(c[0]), nil
+}
+
+// nodeExprs is transform.NodeExprsWithNodeWithOpaque keeping the column
+// ids of the select items' aliases: go-mysql-server's Alias.WithChildren
+// makes an alias without one, and what refers to the item by id (HAVING
+// m = 1 of an item named m, a derived table's column) then no longer
+// finds it (findColumn).
+func nodeExprs(n sql.Node, f transform.ExprWithNodeFunc) (sql.Node, transform.TreeIdentity, error) {
+	return transform.NodeWithOpaque(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+		return oneNodeExprs(n, f)
+	})
+}
+
+// oneNodeExprs is transform.OneNodeExprsWithNode keeping the column ids
+// of the select items' aliases (nodeExprs).
+func oneNodeExprs(n sql.Node, f transform.ExprWithNodeFunc) (sql.Node, transform.TreeIdentity, error) {
+	ne, ok := n.(sql.Expressioner)
+	if !ok {
+		return n, transform.SameTree, nil
+	}
+	exprs := ne.Expressions()
+	var out []sql.Expression
+	for i, e := range exprs {
+		x, same, err := transform.ExprWithNode(n, e, f)
+		if err != nil {
+			return nil, transform.SameTree, err
+		}
+		if same == transform.SameTree {
+			continue
+		}
+		if was, ok := e.(*expression.Alias); ok && was.Id() != 0 {
+			if now, ok := x.(*expression.Alias); ok && now.Id() == 0 && now.Name() == was.Name() {
+				x = now.WithId(was.Id()).(sql.Expression)
+			}
+		}
+		if out == nil {
+			out = slices.Clone(exprs)
+		}
+		out[i] = x
+	}
+	if out == nil {
+		return n, transform.SameTree, nil
+	}
+	n, err := ne.WithExpressions(out...)
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
+	return n, transform.NewTree, nil
 }

@@ -180,3 +180,55 @@ func TestFixedDoubleDecimalsMatchMariaDB(t *testing.T) {
 		})
 	}
 }
+
+// TestScalarSubqueriesMatchMariaDB: a scalar subquery is defined as its
+// select item (Item_singlerow_subselect): (SELECT COUNT(*) ...) is 21
+// long, (SELECT 1) an INT, (SELECT 'a') a VARCHAR, and a subquery's
+// ROUND(x, 1) prints and compares with its one decimal.
+func TestScalarSubqueriesMatchMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	r := refConn(t)
+	ref := newRefFields(t)
+	const row = " FROM functions WHERE flat_pct > 70 AND flat_pct < 80"
+	for _, tt := range []struct{ name, query string }{
+		{"items", "SELECT (SELECT COUNT(*) FROM functions), (SELECT flat_pct FROM functions LIMIT 1), (SELECT MAX(flat_pct) FROM functions), (SELECT name FROM functions LIMIT 1), (SELECT snapshot_id FROM functions LIMIT 1), (SELECT SUM(flat_bytes) FROM functions), (SELECT AVG(flat_bytes) FROM functions), (SELECT 1), (SELECT 'a'), (SELECT taken_at FROM snapshots LIMIT 1), (SELECT ROUND(flat_pct, 1)" + row + ")"},
+		{"in expressions", "SELECT (SELECT COUNT(*) FROM functions) + 0, (SELECT SUM(flat_bytes) / 3 FROM functions) * 2, (SELECT ROUND(flat_pct, 1)" + row + ") * 3, (SELECT flat_bytes FROM functions LIMIT 1) + 1, (SELECT node_id FROM functions LIMIT 1) * 1.5, CONCAT((SELECT ROUND(flat_pct, 1)" + row + ") * 3)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			matchMariaDB(t, ctx, e, s, r, tt.query, false, true)
+			matchDefs(t, ctx, e, s, ref, tt.query)
+		})
+	}
+}
+
+// TestRealComparisonsMatchMariaDB: numbers compared as DOUBLEs, where
+// MariaDB counts fixed-decimal values closer than half a unit of their
+// last decimal as equal (ROUND(x, 1) * 3 of 71.4 is 214.20000000000002,
+// and = 214.2), and IN compares every value exactly (flat_pct IN (71.4,
+// 1) is not true of 71.42857142857143).
+func TestRealComparisonsMatchMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	r := refConn(t)
+	ref := newRefFields(t)
+	const top = " FROM functions ORDER BY flat_pct DESC, snapshot_id LIMIT 3"
+	for _, tt := range []struct{ name, query string }{
+		{"fixed decimals", "SELECT ROUND(flat_pct, 1) * 3 = 214.2, ROUND(flat_pct, 1) * 3 <> 214.2, ROUND(flat_pct, 1) * 3 < 214.2, ROUND(flat_pct, 1) * 3 > 214.2, ROUND(flat_pct, 1) * 3 <= 214.2, ROUND(flat_pct, 1) * 3 >= 214.2, ROUND(flat_pct, 1) * 3 <=> 214.2, ROUND(flat_pct, 1) * 3 <=> NULL, NOT ROUND(flat_pct, 1) * 3 = 214.2, ROUND(flat_pct, 1) = 71, flat_bytes = ROUND(flat_pct, 1), ROUND(cum_pct, 2) * 3 = 214.29" + top},
+		{"constants", "SELECT ROUND(0.1e0, 1) + ROUND(0.2e0, 1) = 0.3, ROUND(0.1e0, 1) + ROUND(0.2e0, 1) = 0.30, 0.1e0 + 0.2e0 = 0.3, ROUND(0.1e0, 1) + ROUND(0.2e0, 1) = '0.3', ROUND(0.1e0, 1) + ROUND(0.2e0, 1) = 3e-1, ROUND(1.04e0, 2) = 1, ROUND(1.04e0, 1) = 1.04, ROUND(1.04e0, 1) < 1.04, PI() = 3.141592653589793, PI() = 3.1415927, NULL = ROUND(1.5e0, 1)"},
+		{"where", "SELECT name, flat_pct FROM functions WHERE ROUND(flat_pct, 1) * 3 = 214.2 OR ROUND(cum_pct, 1) * 3 = 161.4 ORDER BY name"},
+		{"where not greater", "SELECT COUNT(*) FROM functions WHERE ROUND(flat_pct, 1) * 3 > 214.2"},
+		{"having", "SELECT name, MAX(ROUND(flat_pct, 1)) * 3 AS m FROM functions GROUP BY name HAVING m = 189.6 OR m = 85.8 ORDER BY name"},
+		{"derived table", "SELECT v FROM (SELECT ROUND(flat_pct, 1) * 3 AS v FROM functions) t WHERE v = 214.2"},
+		{"subquery", "SELECT (SELECT COUNT(*) FROM functions f2 WHERE ROUND(f2.flat_pct, 1) * 3 = 214.2) + 0, (SELECT ROUND(flat_pct, 1) FROM functions WHERE flat_pct > 70 AND flat_pct < 80) * 3 = 214.2"},
+		{"nullif", "SELECT NULLIF(ROUND(0.1e0, 1) + ROUND(0.2e0, 1), 0.3), NULLIF(ROUND(1.04e0, 1), 1.04), NULLIF(ROUND(flat_pct, 1) * 3, 214.2), NULLIF(ROUND(flat_pct, 1), 1), NULLIF(flat_pct, 1), NULLIF(flat_pct * 2, 1), NULLIF(PI(), 1), NULLIF(-ROUND(flat_pct, 1), 1)" + top},
+		{"in", "SELECT flat_pct IN (71.4, 1), flat_pct NOT IN (71.4, 1), ROUND(flat_pct, 1) IN (71.4, 1), ROUND(flat_pct, 1) * 3 IN (214.2, 1), ROUND(flat_pct, 1) * 3 IN (214.2), flat_pct * 1 IN (71.4), (flat_pct > 1) IN (1.0, 2), flat_bytes IN (1.0, 2.5)" + top},
+		{"in constants", "SELECT CAST(1.23 AS DECIMAL(10,2)) IN (1.2, 2), 1.23 IN (1.2, 2), 1.23 IN (1.2), 1 IN (1.0, 2), 1e0 IN (1.0, 2), 1.5 IN (1, 2), 2 IN (1.5e0, 2), 1.5e0 IN (1.5, 2), 0.1e0 + 0.2e0 IN (0.3, 1), 0.1e0 + 0.2e0 IN (0.3), NULL IN (1.5, 2), 1.5 IN (NULL, 2), 1.5e0 IN (NULL, 1.5)"},
+		{"in where", "SELECT COUNT(*) FROM functions WHERE flat_pct IN (71.4, 100.0) OR ROUND(flat_pct, 1) * 3 IN (85.8)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			matchMariaDB(t, ctx, e, s, r, tt.query, false, true)
+			matchDefs(t, ctx, e, s, ref, tt.query)
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -42,6 +43,10 @@ func realDecimals(e sql.Expression, child sql.Node) int {
 	switch x := e.(type) {
 	case *expression.GetField:
 		if src, c := resolveRef(x, child); src != nil && src != e {
+			return realDecimals(src, c)
+		}
+	case *plan.Subquery:
+		if src, c := selected(x.Query, 0); src != nil {
 			return realDecimals(src, c)
 		}
 	case *decimalRound:
@@ -100,6 +105,12 @@ func realMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 	if _, ok := e.(*expression.GetField); ok || !types.IsFloat(e.Type()) {
 		return nil
 	}
+	if f, ok := e.(sql.FunctionExpression); ok && strings.EqualFold(f.FunctionName(), "nullif") {
+		// Item_func_nullif: its first argument's definition (NULLIF(x *
+		// 2, 1) is 23 long, NULLIF(PI(), 1) 8 with 6 decimals).
+		l, d := realLength(e.Children()[0], child, tmp)
+		return &colMeta{typ: mysqlTypeDouble, length: l, decimals: uint8(d)}
+	}
 	d := realDecimals(e, child)
 	if d >= notFixedDec31 {
 		return choiceRealMeta(e, child, tmp)
@@ -130,7 +141,7 @@ func realMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 			length = hybridLength(args[1:], d, child, tmp)
 		case "ifnull", "coalesce":
 			length = hybridLength(args, d, child, tmp)
-		case "min", "max", "nullif", "any_value":
+		case "min", "max", "any_value":
 			return nil // their argument's definition, exprMeta's own
 		}
 	}

@@ -122,7 +122,7 @@ func deriveMeta(ctx *sql.Context, n sql.Node) []*colMeta {
 func passThrough(n sql.Node) (sql.Node, bool) {
 	switch n.(type) {
 	case *plan.Filter, *plan.Having, *plan.Sort, *plan.TopN, *plan.Limit, *plan.Offset,
-		*plan.Distinct, *plan.OrderedDistinct, *plan.SubqueryAlias:
+		*plan.Distinct, *plan.OrderedDistinct, *plan.SubqueryAlias, *meteredNode:
 		return n.Children()[0], true
 	}
 	return nil, false
@@ -131,6 +131,16 @@ func passThrough(n sql.Node) (sql.Node, bool) {
 // produced is the expression that computes column i of n's result and
 // the node whose rows it reads; nil when the column is a table's own.
 func produced(n sql.Node, i int) (sql.Expression, sql.Node) {
+	e, child := selected(n, i)
+	if e == nil {
+		return nil, nil
+	}
+	return resolveRef(e, child)
+}
+
+// selected is n's i-th select item as written (a table's column too)
+// and the node whose rows it reads.
+func selected(n sql.Node, i int) (sql.Expression, sql.Node) {
 	for {
 		child, ok := passThrough(n)
 		if !ok {
@@ -153,7 +163,7 @@ func produced(n sql.Node, i int) (sql.Expression, sql.Node) {
 	if i >= len(exprs) {
 		return nil, nil
 	}
-	return resolveRef(exprs[i], child)
+	return exprs[i], child
 }
 
 // resolveRef follows a reference to a column computed below (by its
@@ -242,6 +252,22 @@ func findColumn(n sql.Node, id sql.ColumnId) (sql.Expression, sql.Node) {
 func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 	if v, ok := e.(*setUserVar); ok {
 		e = unalias(v)
+	}
+	if sq, ok := unalias(e).(*plan.Subquery); ok {
+		// Item_singlerow_subselect takes its select item's definition
+		// ((SELECT COUNT(*) ...) is 21 long, as COUNT(*) is); a table's
+		// string column is read through an item, as by MIN and MAX.
+		item, c := selected(sq.Query, 0)
+		if item == nil {
+			return nil
+		}
+		if m := columnItem(item, c, tmp); m != nil {
+			return m
+		}
+		if src, c := resolveRef(item, c); src != nil {
+			return exprMeta(src, c, tmp)
+		}
+		return nil
 	}
 	if arg, ok := minMaxOfExpr(e); ok {
 		// Item_sum_min_max takes its argument's definition
@@ -588,6 +614,10 @@ func decimalPS(e sql.Expression, child sql.Node) (p, s int, ok bool) {
 		if pe, c := findColumn(child, x.Id()); pe != nil {
 			return decimalPS(pe, c)
 		}
+	case *plan.Subquery:
+		if pe, c := selected(x.Query, 0); pe != nil {
+			return decimalPS(pe, c)
+		}
 	case *expression.Div:
 		return divPS(x, child)
 	case *exactDiv:
@@ -755,10 +785,15 @@ func minMaxColumn(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 	}
 	switch strings.ToLower(f.FunctionName()) {
 	case "min", "max":
-	default:
-		return nil
+		return columnItem(e.Children()[0], child, tmp)
 	}
-	gf, ok := unalias(e.Children()[0]).(*expression.GetField)
+	return nil
+}
+
+// columnItem is the definition of an item reading a table's string
+// column (MIN, MAX, a subquery's select item); nil for anything else.
+func columnItem(e sql.Expression, child sql.Node, tmp bool) *colMeta {
+	gf, ok := unalias(e).(*expression.GetField)
 	if !ok {
 		return nil
 	}
@@ -1328,6 +1363,10 @@ func numLength(e sql.Expression, child sql.Node) (int64, bool) {
 			return numLength(p, c)
 		}
 		return typeChars(x.Type())
+	case *plan.Subquery:
+		if p, c := selected(x.Query, 0); p != nil {
+			return numLength(p, c)
+		}
 	case *checkedArith:
 		return arithLength(x.Arithmetic, child)
 	case *expression.Arithmetic:
