@@ -402,15 +402,18 @@ func doubleValue(v any) float64 {
 		return x.InexactFloat64()
 	case time.Time:
 		return temporalNumber(types.DatetimeMaxPrecision, x).InexactFloat64()
-	}
-	if n, ok := types.CoalesceInt(v); ok {
-		return float64(n)
-	}
-	switch x := v.(type) {
-	case uint64:
+	case uint64: // before CoalesceInt, which wraps it around
 		return float64(x)
 	case uint:
 		return float64(x)
+	case bool:
+		if x {
+			return 1
+		}
+		return 0
+	}
+	if n, ok := types.CoalesceInt(v); ok {
+		return float64(n)
 	}
 	f, err := strconv.ParseFloat(fmt.Sprint(v), 64)
 	if err != nil {
@@ -423,6 +426,34 @@ func doubleValue(v any) float64 {
 // when it needs a DOUBLE: spaces, a sign, digits, a fraction, an exponent;
 // nothing numeric is 0 (MariaDB warns 1292 and uses 0 too).
 func leadingDouble(s string) float64 {
+	num := leadingNumber(s)
+	if num == "" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		// Out of range: ParseFloat gives ±Inf, MariaDB the largest DOUBLE.
+		if math.IsInf(f, 0) {
+			return math.Copysign(math.MaxFloat64, f)
+		}
+		return 0
+	}
+	return f
+}
+
+// leadingDecimal is the number a string starts with as MariaDB reads it
+// as a DECIMAL (nothing numeric is 0).
+func leadingDecimal(s string) decimal.Decimal {
+	d, err := decimal.NewFromString(leadingNumber(s))
+	if err != nil {
+		return decimal.Zero
+	}
+	return d
+}
+
+// leadingNumber is the number s starts with: spaces, a sign, digits, a
+// fraction, an exponent ("" when there is none).
+func leadingNumber(s string) string {
 	i := 0
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\f' || s[i] == '\v') {
 		i++
@@ -444,7 +475,7 @@ func leadingDouble(s string) float64 {
 		}
 	}
 	if digits == 0 {
-		return 0
+		return ""
 	}
 	end := i
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
@@ -459,15 +490,7 @@ func leadingDouble(s string) float64 {
 			end = j
 		}
 	}
-	f, err := strconv.ParseFloat(s[start:end], 64)
-	if err != nil {
-		// Out of range: ParseFloat gives ±Inf, MariaDB the largest DOUBLE.
-		if math.IsInf(f, 0) {
-			return math.Copysign(math.MaxFloat64, f)
-		}
-		return 0
-	}
-	return f
+	return s[start:end]
 }
 
 // --- window functions ---------------------------------------------------

@@ -275,12 +275,17 @@ func (s *shownDecimal) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if err != nil || v == nil {
 		return v, err
 	}
+	return shown(v, s.child.Type()), nil
+}
+
+// shown is a DECIMAL value of type t rounded to t's scale.
+func shown(v any, t sql.Type) any {
 	d, ok := v.(decimal.Decimal)
-	dt, okt := s.child.Type().(sql.DecimalType)
+	dt, okt := t.(sql.DecimalType)
 	if !ok || !okt || d.Exponent() >= -int32(dt.Scale()) {
-		return v, nil
+		return v
 	}
-	return d.Round(int32(dt.Scale())), nil
+	return d.Round(int32(dt.Scale()))
 }
 
 // exactDivision is the division rule's rewrite of / and of + - * (nil
@@ -609,6 +614,18 @@ func roundShown(e sql.Expression) (sql.Expression, error) {
 		}
 	case *expression.InTuple:
 		return inShown(x)
+	case *expression.Equals, *expression.NullSafeEquals, *expression.LessThan, *expression.LessThanOrEqual,
+		*expression.GreaterThan, *expression.GreaterThanOrEqual:
+		if comparesAsReal(e.Children()...) {
+			return nil, nil // Arg_comparator's compare_real reads val_real: every digit
+		}
+	case *plan.InSubquery:
+		// x as shown, the subquery's values as they come (a subquery is
+		// no value to wrap).
+		if comparesAsReal(x.LeftChild, x.RightChild) || !mayCarryDigits(x.LeftChild) {
+			return nil, nil
+		}
+		return x.WithChildren(&shownDecimal{wrapped{x.LeftChild}}, x.RightChild)
 	default:
 		if readsExact(e) {
 			return nil, nil
@@ -660,7 +677,7 @@ func inShown(in *expression.InTuple) (sql.Expression, error) {
 		return or, nil
 	}
 	l, v := in.Left(), tup[0]
-	if !mayCarryDigits(l) && !mayCarryDigits(v) {
+	if !mayCarryDigits(l) && !mayCarryDigits(v) || comparesAsReal(l, v) {
 		return nil, nil
 	}
 	if mayCarryDigits(l) {
@@ -670,6 +687,17 @@ func inShown(in *expression.InTuple) (sql.Expression, error) {
 		v = &shownDecimal{wrapped{v}}
 	}
 	return expression.NewInTuple(l, expression.NewTuple(v)), nil
+}
+
+// comparesAsReal: MariaDB compares es as DOUBLEs (one of them is one),
+// reading a DECIMAL's every digit.
+func comparesAsReal(es ...sql.Expression) bool {
+	for _, e := range es {
+		if types.IsFloat(e.Type()) {
+			return true
+		}
+	}
+	return false
 }
 
 // mayCarryDigits: a DECIMAL expression whose values may have more

@@ -257,7 +257,7 @@ func mayBeNull(e sql.Expression, child sql.Node) (bool, bool) {
 	case *plan.Subquery, *expression.CollatedExpression:
 		return true, true
 	case *expression.Div, *exactDiv, *checkedDiv, *expression.IntDiv, *exactIntDiv, *expression.Mod, *intMod, *floatMod, *exactMod,
-		*function.NullIf, *exactNullIf, *numNullIf:
+		*function.NullIf, *exactNullIf, *numNullIf, *numericNullIf:
 		return true, true
 	case *expression.Arithmetic, *checkedArith, *exactArith, *expression.UnaryMinus,
 		expression.Comparer, *expression.Like, *expression.InTuple, *expression.HashInTuple, *expression.Between,

@@ -141,6 +141,42 @@ func numbered(k byte, es []sql.Expression) []sql.Expression {
 	return out
 }
 
+// decimalWithString is a and b compared as MariaDB compares a DECIMAL
+// that is not a constant with a constant string: as DECIMALs, the
+// string by its leading number (Arg_comparator::set_cmp_func_real, "in
+// order not to lose precision"); false for other operands.
+func decimalWithString(a, b sql.Expression) (sql.Expression, sql.Expression, bool) {
+	asDecimal := func(num, str sql.Expression) (sql.Expression, bool) {
+		if _, lit := num.(*expression.Literal); lit || !types.IsDecimal(num.Type()) {
+			return nil, false
+		}
+		lit, ok := str.(*expression.Literal)
+		if !ok {
+			return nil, false
+		}
+		text, ok := lit.Value().(string)
+		if !ok {
+			return nil, false
+		}
+		d := leadingDecimal(text)
+		scale := max(-d.Exponent(), 0)
+		digits := int32(len(d.Coefficient().String())) + max(d.Exponent(), 0)
+		if digits > maxDecimalPrecision || scale > maxDecimalScale {
+			return nil, false // beyond a DECIMAL: compared as DOUBLEs
+		}
+		t := types.MustCreateDecimalType(uint8(max(digits, scale+1)), uint8(scale))
+		// Named as written: an unaliased column keeps its name.
+		return expression.NewNamedLiteral(lit.String(), d, t), true
+	}
+	if s, ok := asDecimal(a, b); ok {
+		return a, s, true
+	}
+	if s, ok := asDecimal(b, a); ok {
+		return s, b, true
+	}
+	return nil, nil, false
+}
+
 // numberContext rewrites e when it mixes text or dates with numbers;
 // false when e is not such an expression.
 func numberContext(e sql.Expression) (sql.Expression, bool, error) {
@@ -151,6 +187,10 @@ func numberContext(e sql.Expression) (sql.Expression, bool, error) {
 		k := mixKind(c.Left().Type(), c.Right().Type())
 		if k == 0 {
 			return e, false, nil
+		}
+		if l, r, ok := decimalWithString(c.Left(), c.Right()); ok {
+			n, err := e.WithChildren(l, r)
+			return n, err == nil, err
 		}
 		n, err := e.WithChildren(numbered(k, []sql.Expression{c.Left(), c.Right()})...)
 		return n, err == nil, err
@@ -173,6 +213,29 @@ func numberContext(e sql.Expression) (sql.Expression, bool, error) {
 		k := mixKind(ts...)
 		if k == 0 {
 			return e, false, nil
+		}
+		if !numeric(x.Left().Type()) && len(tup) > 1 {
+			// Values of mixed types are compared with x one by one, each
+			// pair in its own type (Item_func_in's cmp_items): text x with
+			// a text value as text, with a number as DOUBLE. All as DOUBLE
+			// made name IN ('main', 2) true of every name.
+			var or sql.Expression
+			for _, v := range tup {
+				var eq sql.Expression = expression.NewEquals(x.Left(), v)
+				n, ok, err := numberContext(eq)
+				if err != nil {
+					return e, false, err
+				}
+				if ok {
+					eq = n
+				}
+				if or == nil {
+					or = eq
+				} else {
+					or = expression.NewOr(or, eq)
+				}
+			}
+			return or, true, nil
 		}
 		all := numbered(k, append([]sql.Expression{x.Left()}, tup...))
 		return expression.NewInTuple(all[0], expression.NewTuple(all[1:]...)), true, nil

@@ -213,6 +213,9 @@ func TestRealComparisonsMatchMariaDB(t *testing.T) {
 	r := refConn(t)
 	ref := newRefFields(t)
 	const top = " FROM functions ORDER BY flat_pct DESC, snapshot_id LIMIT 3"
+	// The smallest values, where a DECIMAL's shown digits and its every
+	// digit differ (1 / 1048576 shows 0.0000).
+	const bottom = " FROM functions ORDER BY flat_bytes, snapshot_id, name LIMIT 6"
 	for _, tt := range []struct{ name, query string }{
 		{"fixed decimals", "SELECT ROUND(flat_pct, 1) * 3 = 214.2, ROUND(flat_pct, 1) * 3 <> 214.2, ROUND(flat_pct, 1) * 3 < 214.2, ROUND(flat_pct, 1) * 3 > 214.2, ROUND(flat_pct, 1) * 3 <= 214.2, ROUND(flat_pct, 1) * 3 >= 214.2, ROUND(flat_pct, 1) * 3 <=> 214.2, ROUND(flat_pct, 1) * 3 <=> NULL, NOT ROUND(flat_pct, 1) * 3 = 214.2, ROUND(flat_pct, 1) = 71, flat_bytes = ROUND(flat_pct, 1), ROUND(cum_pct, 2) * 3 = 214.29" + top},
 		{"constants", "SELECT ROUND(0.1e0, 1) + ROUND(0.2e0, 1) = 0.3, ROUND(0.1e0, 1) + ROUND(0.2e0, 1) = 0.30, 0.1e0 + 0.2e0 = 0.3, ROUND(0.1e0, 1) + ROUND(0.2e0, 1) = '0.3', ROUND(0.1e0, 1) + ROUND(0.2e0, 1) = 3e-1, ROUND(1.04e0, 2) = 1, ROUND(1.04e0, 1) = 1.04, ROUND(1.04e0, 1) < 1.04, PI() = 3.141592653589793, PI() = 3.1415927, NULL = ROUND(1.5e0, 1)"},
@@ -223,8 +226,21 @@ func TestRealComparisonsMatchMariaDB(t *testing.T) {
 		{"subquery", "SELECT (SELECT COUNT(*) FROM functions f2 WHERE ROUND(f2.flat_pct, 1) * 3 = 214.2) + 0, (SELECT ROUND(flat_pct, 1) FROM functions WHERE flat_pct > 70 AND flat_pct < 80) * 3 = 214.2"},
 		{"nullif", "SELECT NULLIF(ROUND(0.1e0, 1) + ROUND(0.2e0, 1), 0.3), NULLIF(ROUND(1.04e0, 1), 1.04), NULLIF(ROUND(flat_pct, 1) * 3, 214.2), NULLIF(ROUND(flat_pct, 1), 1), NULLIF(flat_pct, 1), NULLIF(flat_pct * 2, 1), NULLIF(PI(), 1), NULLIF(-ROUND(flat_pct, 1), 1)" + top},
 		{"in", "SELECT flat_pct IN (71.4, 1), flat_pct NOT IN (71.4, 1), ROUND(flat_pct, 1) IN (71.4, 1), ROUND(flat_pct, 1) * 3 IN (214.2, 1), ROUND(flat_pct, 1) * 3 IN (214.2), flat_pct * 1 IN (71.4), (flat_pct > 1) IN (1.0, 2), flat_bytes IN (1.0, 2.5)" + top},
-		{"in constants", "SELECT CAST(1.23 AS DECIMAL(10,2)) IN (1.2, 2), 1.23 IN (1.2, 2), 1.23 IN (1.2), 1 IN (1.0, 2), 1e0 IN (1.0, 2), 1.5 IN (1, 2), 2 IN (1.5e0, 2), 1.5e0 IN (1.5, 2), 0.1e0 + 0.2e0 IN (0.3, 1), 0.1e0 + 0.2e0 IN (0.3), NULL IN (1.5, 2), 1.5 IN (NULL, 2), 1.5e0 IN (NULL, 1.5)"},
+		{"in constants", "SELECT CAST(1.23 AS DECIMAL(10,2)) IN (1.2, 2), 1.23 IN (1.2, 2), 1.23 IN (1.2), 1 IN (1.0, 2), 1e0 IN (1.0, 2), 1.5 IN (1, 2), 2 IN (1.5e0, 2), 1.5e0 IN (1.5, 2), 0.1e0 + 0.2e0 IN (0.3, 1), 0.1e0 + 0.2e0 IN (0.3), NULL IN (1.5, 2), 1.5 IN (NULL, 2), 1.5e0 IN (NULL, 1.5), 1 IN (1.5e0, 1.0000000000000000001)"},
 		{"in where", "SELECT COUNT(*) FROM functions WHERE flat_pct IN (71.4, 100.0) OR ROUND(flat_pct, 1) * 3 IN (85.8)"},
+		{"in of text and numbers", "SELECT name IN ('main', 2), name NOT IN ('main', 2), snapshot_id IN ('heap_profile.10001.0', 2), name IN ('main', NULL, 2), name IN ('', 0)" + top},
+		{"in of text and numbers where", "SELECT COUNT(*) FROM functions WHERE name IN ('main', 2)"},
+		{"decimal scales", "SELECT CAST(flat_pct AS DECIMAL(10,3)) = 0.0001, CAST(flat_pct AS DECIMAL(10,3)) = flat_pct, CAST(flat_pct AS DECIMAL(10,3)) < flat_pct, CAST(flat_pct AS DECIMAL(10,3)) <=> flat_pct, flat_bytes / 3 = 0.33333, flat_bytes / 3 > 0.33333, NULLIF(CAST(flat_pct AS DECIMAL(10,3)), 0.0001), NULLIF(CAST(flat_pct AS DECIMAL(10,3)), flat_pct)" + bottom},
+		{"decimal scales where", "SELECT COUNT(*) FROM functions WHERE CAST(flat_pct AS DECIMAL(10,3)) = 0.0001 OR CAST(flat_pct AS DECIMAL(10,3)) = flat_pct"},
+		{"decimals and doubles", "SELECT flat_pct - cum_pct = cum_bytes / 1048576, flat_pct - cum_pct < cum_bytes / 1048576, flat_bytes / 1048576 = 'a', flat_bytes / 1048576 <> '0.0000', flat_bytes / 1048576 = '  0.0000abc'" + bottom},
+		{"between", "SELECT CAST(flat_pct AS DECIMAL(10,3)) BETWEEN 0.0001 AND 100, CAST(flat_pct AS DECIMAL(10,3)) BETWEEN flat_pct AND 100, CAST(flat_pct AS DECIMAL(10,3)) NOT BETWEEN flat_pct AND 100, flat_bytes / 3 BETWEEN NULL AND 100, flat_bytes / 3 BETWEEN 0 AND NULL, ROUND(flat_pct, 1) * 3 BETWEEN 214.2 AND 300, CAST(flat_pct AS DECIMAL(10,3)) BETWEEN 0.0001 AND 0.0002" + bottom},
+		{"between where", "SELECT COUNT(*) FROM functions WHERE CAST(flat_pct AS DECIMAL(10,3)) BETWEEN 0.0001 AND 100"},
+		{"between column where", "SELECT COUNT(*) FROM functions WHERE CAST(flat_pct AS DECIMAL(10,3)) BETWEEN flat_pct AND 100"},
+		{"between every row", "SELECT CAST(flat_pct AS DECIMAL(10,3)) BETWEEN flat_pct AND 100 FROM functions ORDER BY snapshot_id, name"},
+		{"case", "SELECT CASE CAST(flat_pct AS DECIMAL(10,3)) WHEN 0.0001 THEN 'a' WHEN flat_pct THEN 'b' ELSE 'c' END, CASE flat_bytes / 3 WHEN 0.33333 THEN 'a' ELSE 'c' END, CASE ROUND(flat_pct, 1) * 3 WHEN 214.2 THEN 'a' ELSE 'c' END, CASE NULL WHEN NULL THEN 1 ELSE 2 END" + bottom},
+		{"in subquery", "SELECT CAST(flat_pct AS DECIMAL(10,3)) IN (SELECT flat_pct FROM functions), CAST(flat_pct AS DECIMAL(10,3)) IN (SELECT flat_pct FROM functions WHERE flat_pct > 1000), NULL IN (SELECT flat_pct FROM functions WHERE flat_pct > 1000), CAST(NULL AS DECIMAL) IN (SELECT flat_pct FROM functions), flat_pct IN (SELECT CAST(f2.flat_pct AS DECIMAL(10,3)) FROM functions f2 WHERE f2.node_id = functions.node_id), flat_bytes / 3 IN (SELECT flat_bytes / 3 FROM functions f2 WHERE f2.name = functions.name), 1 IN (SELECT 1)" + bottom},
+		{"in subquery where", "SELECT COUNT(*) FROM functions WHERE CAST(flat_pct AS DECIMAL(10,3)) NOT IN (SELECT flat_pct FROM functions)"},
+		{"booleans and unsigned", "SELECT (flat_pct > 1) = ROUND(1.04e0, 1), (flat_pct > 1) <=> ROUND(1.04e0, 1), ROUND(flat_pct, 1) < 18446744073709551615, ROUND(flat_pct, 1) >= 18446744073709551615" + top},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			matchMariaDB(t, ctx, e, s, r, tt.query, false, true)

@@ -1,6 +1,7 @@
 package sqlview
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -13,17 +14,20 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// MariaDB compares two numbers as DOUBLEs when either is one, and when
-// both carry fixed decimals (realdecimals.go) it counts values closer
-// than half a unit of the last of them as equal
-// (Arg_comparator::compare_real_fixed, precision 5 / 10^(d+1) for the
-// larger decimals d, sql/item_cmpfunc.cc): ROUND(x, 1) * 3 = 214.2 holds
-// for 71.4, whose product is 214.20000000000002, and ROUND(x, 1) * 3 >
-// 214.2 does not. NULLIF compares so too, and so does IN of one value,
-// which MariaDB's parser makes an =. IN of more values compares each
-// exactly, as DOUBLEs or as DECIMALs (in_double, in_decimal), where
-// go-mysql-server converts x to each value's type first, which rounds:
-// flat_pct IN (71.4, 1) held for 71.42857142857143, 1.23 IN (1.2, 2) held.
+// MariaDB compares two numbers as DOUBLEs when either is one, as
+// DECIMALs when either is one and neither a DOUBLE, every digit of both
+// (Arg_comparator, sql/item_cmpfunc.cc). go-mysql-server converts both
+// to the DECIMAL operand's type and compares in it, which rounds the
+// other to that type's scale: CAST(x AS DECIMAL(10,3)) = 0.0001 held for
+// 0, and = x for every x. Where both DOUBLEs carry fixed decimals
+// (realdecimals.go) MariaDB counts values closer than half a unit of the
+// last of them as equal (compare_real_fixed, precision 5 / 10^(d+1) for
+// the larger decimals d): ROUND(x, 1) * 3 = 214.2 holds for 71.4, whose
+// product is 214.20000000000002, and ROUND(x, 1) * 3 > 214.2 does not.
+// NULLIF compares so too, and so does IN of one value, which MariaDB's
+// parser makes an =. IN of more values compares each exactly (in_double,
+// in_decimal), where go-mysql-server converted x to each value's type
+// first: flat_pct IN (71.4, 1) held for 71.42857142857143.
 // Checked against Debian 12's MariaDB 10.11 by
 // TestRealComparisonsMatchMariaDB.
 
@@ -65,19 +69,41 @@ func realComparison(e sql.Expression, child sql.Node) sql.Expression {
 	case *expression.Equals, *expression.NullSafeEquals, *expression.LessThan, *expression.LessThanOrEqual,
 		*expression.GreaterThan, *expression.GreaterThanOrEqual:
 		c := x.(expression.Comparer)
-		if p, ok := fixedPrecision(child, c.Left(), c.Right()); ok {
-			return &fixedCompare{Comparer: c, precision: p}
+		if o, ok := comparing(child, c.Left(), c.Right()); ok {
+			return &numericCompare{Comparer: c, numericOrder: o}
 		}
 	case *function.NullIf:
-		if p, ok := fixedPrecision(child, x.LeftChild, x.RightChild); ok {
-			return &fixedNullIf{NullIf: x, precision: p}
+		if o, ok := comparing(child, x.LeftChild, x.RightChild); ok {
+			return newNumericNullIf(x, o)
 		}
 	case *exactNullIf:
-		if p, ok := fixedPrecision(child, x.LeftChild, x.RightChild); ok {
-			return &fixedNullIf{NullIf: x.NullIf, precision: p}
+		if o, ok := comparing(child, x.LeftChild, x.RightChild); ok {
+			return newNumericNullIf(x.NullIf, o)
 		}
 	case *expression.InTuple:
 		return newNumericIn(x, child)
+	case *expression.Case:
+		if c := simpleCaseCompared(x, child); c != nil {
+			return c
+		}
+	case *exactCase:
+		if c := simpleCaseCompared(x.Case, child); c != nil {
+			return &exactCase{Case: c}
+		}
+	case *plan.InSubquery:
+		sq, ok := x.RightChild.(*plan.Subquery)
+		if !ok {
+			break
+		}
+		if o, ok := comparing(child, x.LeftChild, sq); ok {
+			o.precision = 0
+			return &numericInSubquery{left: x.LeftChild, query: sq, numericOrder: o}
+		}
+	case *expression.Between:
+		if o, ok := comparing(child, x.Val, x.Lower, x.Upper); ok {
+			o.precision = 0 // Item_func_between compares exactly
+			return &numericBetween{Between: x, numericOrder: o}
+		}
 	}
 	return nil
 }
@@ -100,52 +126,72 @@ func numericOperands(ts ...sql.Type) (asReal, asDecimal bool) {
 	return asReal, asDecimal && !asReal
 }
 
-// fixedPrecision is compare_real_fixed's tolerance for comparing es
-// (false when MariaDB compares them otherwise): numbers compared as
-// DOUBLEs, each with fixed decimals.
-func fixedPrecision(child sql.Node, es ...sql.Expression) (float64, bool) {
-	ts := make([]sql.Type, len(es))
-	for i, e := range es {
-		ts[i] = e.Type()
-	}
-	if asReal, _ := numericOperands(ts...); !asReal {
-		return 0, false
-	}
-	d := maxRealDecimals(es, child)
-	if d >= notFixedDec31 {
-		return 0, false
-	}
-	return 5 / math.Pow10(d+1), true
-}
-
-// realOrder compares a and b as DOUBLEs (MariaDB's val_real), equal
-// when closer than precision (0: exactly).
-func realOrder(a, b any, precision float64) int {
-	x, y := doubleValue(a), doubleValue(b)
-	switch {
-	case x == y || math.Abs(x-y) < precision:
-		return 0
-	case x < y:
-		return -1
-	}
-	return 1
-}
-
-// fixedCompare is a comparison of numbers with fixed decimals as
-// DOUBLEs: compare_real_fixed, compare_e_real_fixed for <=>.
-type fixedCompare struct {
-	expression.Comparer
+// numericOrder is how MariaDB orders two numbers: as DOUBLEs, equal when
+// closer than precision (0: exactly), or as DECIMALs.
+type numericOrder struct {
+	asReal    bool
 	precision float64
 }
 
-func (c *fixedCompare) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
+// comparing is the order MariaDB compares es in; false when
+// go-mysql-server's is the same: they are not all numbers, or they are
+// integers and DOUBLEs without fixed decimals (compared as DOUBLEs there
+// too, and an indexed column stays a point lookup: node_id = '10002').
+func comparing(child sql.Node, es ...sql.Expression) (numericOrder, bool) {
+	ts := make([]sql.Type, len(es))
+	decimals := false
+	for i, e := range es {
+		ts[i] = e.Type()
+		decimals = decimals || types.IsDecimal(ts[i])
+	}
+	asReal, asDecimal := numericOperands(ts...)
+	if !asReal {
+		return numericOrder{}, asDecimal
+	}
+	o := numericOrder{asReal: true}
+	if d := maxRealDecimals(es, child); d < notFixedDec31 {
+		o.precision = 5 / math.Pow10(d+1) // compare_real_fixed
+	}
+	return o, decimals || o.precision > 0
+}
+
+// order compares a and b, both non-NULL.
+func (o numericOrder) order(ctx *sql.Context, a, b any) (int, error) {
+	if !o.asReal {
+		x, err := asDecimal(ctx, a)
+		if err != nil {
+			return 0, err
+		}
+		y, err := asDecimal(ctx, b)
+		if err != nil {
+			return 0, err
+		}
+		return x.Cmp(y), nil
+	}
+	x, y := doubleValue(a), doubleValue(b)
+	switch {
+	case x == y || math.Abs(x-y) < o.precision:
+		return 0, nil
+	case x < y:
+		return -1, nil
+	}
+	return 1, nil
+}
+
+// numericCompare is a comparison of numbers in MariaDB's order.
+type numericCompare struct {
+	expression.Comparer
+	numericOrder
+}
+
+func (c *numericCompare) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
 	return rewrap(c.Comparer, kids, func(x expression.Comparer) sql.Expression {
-		return &fixedCompare{Comparer: x, precision: c.precision}
+		return &numericCompare{Comparer: x, numericOrder: c.numericOrder}
 	})
 }
 
 // Compare is the operands' order; both must be non-NULL.
-func (c *fixedCompare) Compare(ctx *sql.Context, row sql.Row) (int, error) {
+func (c *numericCompare) Compare(ctx *sql.Context, row sql.Row) (int, error) {
 	l, r, err := c.operands(ctx, row)
 	if err != nil {
 		return 0, err
@@ -153,10 +199,10 @@ func (c *fixedCompare) Compare(ctx *sql.Context, row sql.Row) (int, error) {
 	if l == nil || r == nil {
 		return 0, expression.ErrNilOperand.New()
 	}
-	return realOrder(l, r, c.precision), nil
+	return c.order(ctx, l, r)
 }
 
-func (c *fixedCompare) operands(ctx *sql.Context, row sql.Row) (any, any, error) {
+func (c *numericCompare) operands(ctx *sql.Context, row sql.Row) (any, any, error) {
 	l, err := c.Left().Eval(ctx, row)
 	if err != nil {
 		return nil, nil, err
@@ -165,7 +211,7 @@ func (c *fixedCompare) operands(ctx *sql.Context, row sql.Row) (any, any, error)
 	return l, r, err
 }
 
-func (c *fixedCompare) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+func (c *numericCompare) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	l, r, err := c.operands(ctx, row)
 	if err != nil {
 		return nil, err
@@ -177,7 +223,10 @@ func (c *fixedCompare) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		}
 		return nil, nil
 	}
-	o := realOrder(l, r, c.precision)
+	o, err := c.order(ctx, l, r)
+	if err != nil {
+		return nil, err
+	}
 	switch c.Comparer.(type) {
 	case *expression.LessThan:
 		return o < 0, nil
@@ -191,69 +240,224 @@ func (c *fixedCompare) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	return o == 0, nil
 }
 
-// fixedNullIf is NULLIF(a, b) of numbers with fixed decimals, compared as
-// fixedCompare compares them.
-type fixedNullIf struct {
+// numericNullIf is NULLIF(a, b) of numbers compared in MariaDB's order;
+// as DECIMALs each is compared as shown (roundShown), as = reads it.
+type numericNullIf struct {
 	*function.NullIf
-	precision float64
+	numericOrder
+	a, b sql.Expression // the operands as compared
 }
 
-func (n *fixedNullIf) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
+func newNumericNullIf(x *function.NullIf, o numericOrder) *numericNullIf {
+	n := &numericNullIf{NullIf: x, numericOrder: o, a: x.LeftChild, b: x.RightChild}
+	if !o.asReal {
+		if mayCarryDigits(n.a) {
+			n.a = &shownDecimal{wrapped{n.a}}
+		}
+		if mayCarryDigits(n.b) {
+			n.b = &shownDecimal{wrapped{n.b}}
+		}
+	}
+	return n
+}
+
+func (n *numericNullIf) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
 	return rewrap(n.NullIf, kids, func(x *function.NullIf) sql.Expression {
-		return &fixedNullIf{NullIf: x, precision: n.precision}
+		return newNumericNullIf(x, n.numericOrder)
 	})
 }
 
-func (n *fixedNullIf) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	a, err := n.LeftChild.Eval(ctx, row)
+func (n *numericNullIf) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	a, err := n.a.Eval(ctx, row)
 	if err != nil || a == nil {
 		return nil, err
 	}
-	b, err := n.RightChild.Eval(ctx, row)
+	b, err := n.b.Eval(ctx, row)
 	if err != nil || b == nil {
-		return a, err
+		return n.LeftChild.Eval(ctx, row)
 	}
-	if realOrder(a, b, n.precision) == 0 {
+	o, err := n.order(ctx, a, b)
+	if err != nil || o == 0 {
+		return nil, err
+	}
+	if n.a == n.LeftChild {
+		return a, nil
+	}
+	return n.LeftChild.Eval(ctx, row)
+}
+
+// simpleCaseCompared is CASE x WHEN v THEN ... as the searched CASE WHEN
+// x = v THEN ... (go-mysql-server's own reading of it) with each = in
+// MariaDB's order of the pair, exact (Item_func_case_simple's cmp_items
+// have no tolerance); nil when no pair needs it.
+func simpleCaseCompared(c *expression.Case, child sql.Node) *expression.Case {
+	if c.Expr == nil {
+		return nil
+	}
+	out := &expression.Case{Else: c.Else}
+	changed := false
+	for _, b := range c.Branches {
+		var cond sql.Expression = expression.NewEquals(c.Expr, b.Cond)
+		if o, ok := comparing(child, c.Expr, b.Cond); ok {
+			o.precision = 0
+			cond, changed = &numericCompare{Comparer: cond.(expression.Comparer), numericOrder: o}, true
+		}
+		out.Branches = append(out.Branches, expression.CaseBranch{Cond: cond, Value: b.Value})
+	}
+	if !changed {
+		return nil
+	}
+	return out
+}
+
+// numericInSubquery is x IN (SELECT y ...) of numbers in MariaDB's
+// order: go-mysql-server's rounded x to y's scale, or joined on its own
+// comparison.
+type numericInSubquery struct {
+	left  sql.Expression
+	query *plan.Subquery
+	numericOrder
+}
+
+var _ sql.Expression = (*numericInSubquery)(nil)
+
+func (n *numericInSubquery) Resolved() bool   { return n.left.Resolved() && n.query.Resolved() }
+func (n *numericInSubquery) IsNullable() bool { return true }
+func (n *numericInSubquery) Type() sql.Type   { return types.Boolean }
+func (n *numericInSubquery) String() string   { return plan.NewInSubquery(n.left, n.query).String() }
+func (n *numericInSubquery) Children() []sql.Expression {
+	return []sql.Expression{n.left, n.query}
+}
+
+func (n *numericInSubquery) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
+	if len(kids) != 2 {
+		return nil, sql.ErrInvalidChildrenNumber.New(n, len(kids), 2)
+	}
+	q, ok := kids[1].(*plan.Subquery)
+	if !ok {
+		return nil, fmt.Errorf("sqlview: IN wants a subquery, not %T", kids[1])
+	}
+	return &numericInSubquery{left: kids[0], query: q, numericOrder: n.numericOrder}, nil
+}
+
+func (n *numericInSubquery) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	l, err := n.left.Eval(ctx, row)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := n.query.EvalMultiple(ctx, row)
+	if err != nil {
+		return nil, err
+	}
+	if len(vals) == 0 {
+		return false, nil // NULL IN (no rows) is 0 too
+	}
+	if l == nil {
 		return nil, nil
 	}
-	return a, nil
+	sawNull := false
+	for _, v := range vals {
+		if v == nil {
+			sawNull = true
+			continue
+		}
+		if !n.asReal {
+			v = shown(v, n.query.Type()) // as x = v reads it
+		}
+		o, err := n.order(ctx, l, v)
+		if err != nil {
+			return nil, err
+		}
+		if o == 0 {
+			return true, nil
+		}
+	}
+	if sawNull {
+		return nil, nil
+	}
+	return false, nil
+}
+
+// numericBetween is x BETWEEN a AND b of numbers in MariaDB's order:
+// x >= a AND x <= b.
+type numericBetween struct {
+	*expression.Between
+	numericOrder
+}
+
+func (n *numericBetween) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
+	return rewrap(n.Between, kids, func(x *expression.Between) sql.Expression {
+		return &numericBetween{Between: x, numericOrder: n.numericOrder}
+	})
+}
+
+func (n *numericBetween) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := n.Val.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	// Each bound: 1 within it, 0 beyond, -1 unknown (NULL).
+	within := func(bound sql.Expression, want func(int) bool) (int, error) {
+		b, err := bound.Eval(ctx, row)
+		if err != nil || b == nil {
+			return -1, err
+		}
+		o, err := n.order(ctx, v, b)
+		if err != nil || !want(o) {
+			return 0, err
+		}
+		return 1, nil
+	}
+	lo, err := within(n.Lower, func(o int) bool { return o >= 0 })
+	if err != nil {
+		return nil, err
+	}
+	hi, err := within(n.Upper, func(o int) bool { return o <= 0 })
+	switch {
+	case err != nil:
+		return nil, err
+	case lo == 0 || hi == 0:
+		return false, nil
+	case lo < 0 || hi < 0:
+		return nil, nil
+	}
+	return true, nil
 }
 
 // numericIn is x IN (v, ...) of numbers not all integers, compared as
-// MariaDB compares them: as DOUBLEs or as DECIMALs, every digit. Its
+// MariaDB compares them: x with each value in the pair's own order, as
+// DOUBLEs or as DECIMALs, every digit (Item_func_in's cmp_items). Its
 // children are x and the values, one column each (go-mysql-server's
 // validation refuses a tuple under any expression but its own IN).
 type numericIn struct {
-	args   []sql.Expression // x, then the values
-	asReal bool
-	// precision is the tolerance of IN of one value, an =
-	// (fixedPrecision); 0 otherwise.
-	precision float64
+	args []sql.Expression // x, then the values
+	// orders[i] compares x with args[i+1]; IN of one value is an =
+	// (compare_real_fixed's tolerance included).
+	orders []numericOrder
 }
 
 var _ sql.Expression = (*numericIn)(nil)
 
 // newNumericIn is in as numericIn, nil when it is not one or
-// go-mysql-server's answer is MariaDB's (integers only).
+// go-mysql-server's answer is MariaDB's.
 func newNumericIn(in *expression.InTuple, child sql.Node) sql.Expression {
 	tup, ok := in.Right().(expression.Tuple)
 	if !ok || len(tup) == 0 {
 		return nil
 	}
 	args := append([]sql.Expression{in.Left()}, tup...)
-	ts := make([]sql.Type, len(args))
-	for i, a := range args {
-		ts[i] = a.Type()
-	}
-	asReal, asDecimal := numericOperands(ts...)
-	if !asReal && !asDecimal {
+	o, ok := comparing(child, args...)
+	if !ok {
 		return nil
 	}
-	n := &numericIn{args: args, asReal: asReal}
 	if len(tup) == 1 {
-		n.precision, _ = fixedPrecision(child, args...)
+		return &numericIn{args: args, orders: []numericOrder{o}}
 	}
-	return n
+	orders := make([]numericOrder, len(tup))
+	for i, v := range tup {
+		orders[i].asReal, _ = numericOperands(in.Left().Type(), v.Type())
+	}
+	return &numericIn{args: args, orders: orders}
 }
 
 func (n *numericIn) Resolved() bool             { return expression.ExpressionsResolved(n.args...) }
@@ -269,7 +473,7 @@ func (n *numericIn) WithChildren(kids ...sql.Expression) (sql.Expression, error)
 	if len(kids) != len(n.args) {
 		return nil, sql.ErrInvalidChildrenNumber.New(n, len(kids), len(n.args))
 	}
-	return &numericIn{args: kids, asReal: n.asReal, precision: n.precision}, nil
+	return &numericIn{args: kids, orders: n.orders}, nil
 }
 
 func (n *numericIn) Eval(ctx *sql.Context, row sql.Row) (any, error) {
@@ -278,7 +482,7 @@ func (n *numericIn) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return nil, err
 	}
 	sawNull := false
-	for _, e := range n.args[1:] {
+	for i, e := range n.args[1:] {
 		v, err := e.Eval(ctx, row)
 		if err != nil {
 			return nil, err
@@ -287,11 +491,11 @@ func (n *numericIn) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 			sawNull = true
 			continue
 		}
-		same, err := n.equal(ctx, l, v)
+		o, err := n.orders[i].order(ctx, l, v)
 		if err != nil {
 			return nil, err
 		}
-		if same {
+		if o == 0 {
 			return true, nil
 		}
 	}
@@ -299,21 +503,6 @@ func (n *numericIn) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return nil, nil
 	}
 	return false, nil
-}
-
-func (n *numericIn) equal(ctx *sql.Context, a, b any) (bool, error) {
-	if n.asReal {
-		return realOrder(a, b, n.precision) == 0, nil
-	}
-	x, err := asDecimal(ctx, a)
-	if err != nil {
-		return false, err
-	}
-	y, err := asDecimal(ctx, b)
-	if err != nil {
-		return false, err
-	}
-	return x.Equal(y), nil
 }
 
 // asDecimal is an integer's or a DECIMAL's value, every digit.

@@ -138,6 +138,33 @@ func produced(n sql.Node, i int) (sql.Expression, sql.Node) {
 	return resolveRef(e, child)
 }
 
+// inSubqueryOf is the subquery of x IN (SELECT ...), nil for other e.
+func inSubqueryOf(e sql.Expression) *plan.Subquery {
+	switch x := e.(type) {
+	case *plan.InSubquery:
+		q, _ := x.RightChild.(*plan.Subquery)
+		return q
+	case *numericInSubquery:
+		return x.query
+	}
+	return nil
+}
+
+// readsRows: n reads a table or combines queries (UNION).
+func readsRows(n sql.Node) bool {
+	found := false
+	transform.Inspect(n, func(x sql.Node) bool {
+		switch x := x.(type) {
+		case *plan.ResolvedTable:
+			found = !plan.IsDualTable(x.Table)
+		case *plan.TableAlias, *plan.IndexedTableAccess, *plan.SetOp:
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
 // selected is n's i-th select item as written (a table's column too)
 // and the node whose rows it reads.
 func selected(n sql.Node, i int) (sql.Expression, sql.Node) {
@@ -268,6 +295,11 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 			return exprMeta(src, c, tmp)
 		}
 		return nil
+	}
+	if q := inSubqueryOf(unalias(e)); q != nil && readsRows(q.Query) {
+		// x IN (SELECT ... FROM t) as a select item is 21 long on
+		// MariaDB; of a FROM-less subquery, 1 as any condition.
+		return &colMeta{typ: mysqlTypeLong, length: 21}
 	}
 	if arg, ok := minMaxOfExpr(e); ok {
 		// Item_sum_min_max takes its argument's definition
@@ -656,6 +688,8 @@ func decimalPS(e sql.Expression, child sql.Node) (p, s int, ok bool) {
 	case *exactNullIf:
 		return decimalPS(x.LeftChild, child)
 	case *numNullIf:
+		return decimalPS(x.LeftChild, child)
+	case *numericNullIf:
 		return decimalPS(x.LeftChild, child)
 	case *function.NullIf:
 		return decimalPS(x.LeftChild, child)
