@@ -526,6 +526,9 @@ func (e *Engine) plannable(sctx *sql.Context, stmt ast.Statement) (changed bool,
 	if err := checkDoublingDepth(stmt); err != nil {
 		return false, err
 	}
+	if err := checkWhereAggregates(stmt); err != nil {
+		return false, err
+	}
 	if err := e.columns.checkAmbiguousColumns(stmt, sctx.GetCurrentDatabase()); err != nil {
 		return false, err
 	}

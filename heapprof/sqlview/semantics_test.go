@@ -545,3 +545,31 @@ func TestDecimalDivisionMatchesMariaDB(t *testing.T) {
 		}
 	})
 }
+
+// TestGroupFunctionInWhereMatchesMariaDB: an aggregate in WHERE or ON is
+// MariaDB's ERROR 1111 (HY000) Invalid use of group function (it was
+// 1105 "unable to find field with index 12"); HAVING and subqueries keep
+// theirs.
+func TestGroupFunctionInWhereMatchesMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	r := refConn(t)
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM functions WHERE SUM(flat_bytes) > 1",
+		"SELECT name FROM functions WHERE MAX(flat_pct) = 1 GROUP BY name",
+		"SELECT COUNT(*) FROM functions WHERE GROUP_CONCAT(name) = 'a'",
+		"SELECT COUNT(*) FROM functions a JOIN functions b ON a.node_id = b.node_id AND COUNT(*) > 1",
+		"SELECT COUNT(*) FROM (SELECT node_id FROM functions WHERE SUM(flat_bytes) > 0) t",
+		"SELECT COUNT(*) FROM functions WHERE flat_bytes > (SELECT AVG(flat_bytes) FROM functions)",
+		"SELECT node_id FROM functions GROUP BY node_id HAVING SUM(flat_bytes) > 1 ORDER BY node_id",
+	} {
+		t.Run(q, func(t *testing.T) {
+			matchMariaDB(t, ctx, e, s, r, q, false, true)
+			_, _, _, gerr := engineTyped(ctx, e, s, q)
+			var ge *Error
+			if errors.As(gerr, &ge) && (ge.State != "HY000" || ge.Message != "Invalid use of group function") {
+				t.Errorf("engine: %v, want MariaDB's HY000 Invalid use of group function", gerr)
+			}
+		})
+	}
+}

@@ -1,0 +1,61 @@
+package sqlview
+
+import (
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+// erInvalidGroupFuncUse is MariaDB's ER_INVALID_GROUP_FUNC_USE.
+const erInvalidGroupFuncUse = 1111
+
+// checkWhereAggregates refuses an aggregate in a WHERE or ON condition as
+// MariaDB does (ERROR 1111 (HY000) Invalid use of group function);
+// go-mysql-server planned it and failed reading a column that is not
+// there (1105 "unable to find field"). Subqueries are not looked into:
+// there an aggregate may be the outer query's (WHERE y < SUM(outer.x));
+// derived tables are.
+func checkWhereAggregates(stmt ast.Statement) error {
+	var found error
+	_ = ast.Walk(func(n ast.SQLNode) (bool, error) {
+		switch x := n.(type) {
+		case *ast.AliasedTableExpr:
+			// A derived table has no outer query to refer to.
+			if sq, ok := x.Expr.(*ast.Subquery); ok {
+				found = checkWhereAggregates(sq.Select)
+				return false, found
+			}
+		case *ast.Subquery:
+			return false, nil
+		case *ast.Select:
+			if x.Where != nil && hasAggregate(x.Where.Expr) {
+				found = &Error{Code: erInvalidGroupFuncUse, State: "HY000", Message: "Invalid use of group function"}
+			}
+		case *ast.JoinTableExpr:
+			if hasAggregate(x.Condition.On) {
+				found = &Error{Code: erInvalidGroupFuncUse, State: "HY000", Message: "Invalid use of group function"}
+			}
+		}
+		return found == nil, found
+	}, stmt)
+	return found
+}
+
+// hasAggregate: e calls an aggregate outside its subqueries (window
+// functions are not aggregates here).
+func hasAggregate(e ast.Expr) bool {
+	if e == nil {
+		return false
+	}
+	found := false
+	_ = ast.Walk(func(n ast.SQLNode) (bool, error) {
+		switch x := n.(type) {
+		case *ast.Subquery:
+			return false, nil
+		case *ast.FuncExpr:
+			found = found || (x.IsAggregate() && x.Over == nil)
+		case *ast.GroupConcatExpr:
+			found = true
+		}
+		return !found, nil
+	}, e)
+	return found
+}
