@@ -43,6 +43,10 @@ func BenchmarkQuery(b *testing.B) {
 		{"join snapshots", "SELECT s.taken_at, SUM(f.flat_bytes) FROM heapprof.snapshots s JOIN heapprof.functions f ON f.snapshot_id = s.id GROUP BY s.taken_at ORDER BY s.taken_at"},
 		{"diffs top growing", "SELECT name, SUM(flat_bytes_delta) AS g FROM heapprof.diffs WHERE node_id = 10001 GROUP BY name ORDER BY g DESC LIMIT 10"},
 		{"all rows", "SELECT * FROM heapprof.functions"},
+		// Comparisons of DOUBLEs and DECIMALs (realcompare.go).
+		{"filter double", "SELECT COUNT(*) FROM heapprof.functions WHERE flat_pct > 0.05"},
+		{"filter in list", "SELECT COUNT(*) FROM heapprof.functions WHERE flat_pct IN (0.05, 0.5, 5)"},
+		{"filter decimal", "SELECT COUNT(*) FROM heapprof.functions WHERE flat_bytes / 1048576 > 0.5"},
 	} {
 		benchQuery(b, e, s, bq.name, bq.query)
 	}

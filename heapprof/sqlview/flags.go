@@ -291,6 +291,12 @@ func mayBeNull(e sql.Expression, child sql.Node) (bool, bool) {
 		return anyKid(e.Children())
 	case *extremum:
 		return anyKid(x.args)
+	case *numericIn:
+		return anyKid(x.args)
+	case *numericBetween:
+		return anyKid(x.Children())
+	case *numericInSubquery:
+		return true, true
 	case sql.FunctionExpression:
 		name := strings.ToLower(x.FunctionName())
 		switch name {

@@ -40,6 +40,8 @@ func TestColumnFlagsMatchMariaDB(t *testing.T) {
 			"CASE flat_bytes WHEN 0 THEN 1 END, IF(flat_bytes > 0, 1, 0), IFNULL(name, 'x'), COALESCE(flat_bytes, 0), COALESCE(NULL, 1.5), NULLIF(flat_bytes, 0) FROM functions LIMIT 1"},
 		{"collated", "SELECT 'x' COLLATE utf8mb4_general_ci, 'abc' COLLATE utf8mb4_bin, name COLLATE utf8mb4_general_ci, CONCAT('a', 'bc') COLLATE utf8mb4_bin FROM functions LIMIT 1"},
 		{"subqueries", "SELECT (SELECT MAX(id) FROM snapshots), (SELECT COUNT(*) FROM functions) FROM DUAL"},
+		{"numeric comparisons", "SELECT flat_pct IN (71.4, 1), flat_pct IN (71.4, NULL), flat_pct BETWEEN 0.5 AND 1, flat_pct > 0.5, ROUND(flat_pct, 1) * 3 = 214.2, " +
+			"CAST(flat_pct AS DECIMAL(10,3)) IN (SELECT flat_pct FROM functions), NULLIF(CAST(flat_pct AS DECIMAL(10,3)), 1.5) FROM functions LIMIT 1"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r, err := e.Query(ctx, s, tt.query)

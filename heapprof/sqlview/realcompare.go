@@ -25,9 +25,10 @@ import (
 // the larger decimals d): ROUND(x, 1) * 3 = 214.2 holds for 71.4, whose
 // product is 214.20000000000002, and ROUND(x, 1) * 3 > 214.2 does not.
 // NULLIF compares so too, and so does IN of one value, which MariaDB's
-// parser makes an =. IN of more values compares each exactly (in_double,
-// in_decimal), where go-mysql-server converted x to each value's type
-// first: flat_pct IN (71.4, 1) held for 71.42857142857143.
+// parser makes an =; BETWEEN, CASE x WHEN and IN of more values compare
+// exactly (Item_func_between, cmp_items). IN compares x with each value
+// in the pair's own order, where go-mysql-server converted x to each
+// value's type first: flat_pct IN (71.4, 1) held for 71.42857142857143.
 // Checked against Debian 12's MariaDB 10.11 by
 // TestRealComparisonsMatchMariaDB.
 
@@ -70,7 +71,7 @@ func realComparison(e sql.Expression, child sql.Node) sql.Expression {
 		*expression.GreaterThan, *expression.GreaterThanOrEqual:
 		c := x.(expression.Comparer)
 		if o, ok := comparing(child, c.Left(), c.Right()); ok {
-			return &numericCompare{Comparer: c, numericOrder: o}
+			return newNumericCompare(c, o)
 		}
 	case *function.NullIf:
 		if o, ok := comparing(child, x.LeftChild, x.RightChild); ok {
@@ -178,15 +179,48 @@ func (o numericOrder) order(ctx *sql.Context, a, b any) (int, error) {
 	return 1, nil
 }
 
+// operand is an operand of a numeric comparison; a literal's value is
+// converted to the order's kind once, not for every row.
+type operand struct {
+	sql.Expression
+	value any // the literal's value, converted; nil for other expressions
+}
+
+func (o numericOrder) operand(e sql.Expression) operand {
+	lit, ok := e.(*expression.Literal)
+	if !ok || lit.Value() == nil {
+		return operand{Expression: e}
+	}
+	if o.asReal {
+		return operand{Expression: e, value: doubleValue(lit.Value())}
+	}
+	if d, err := asDecimal(sql.NewEmptyContext(), lit.Value()); err == nil {
+		return operand{Expression: e, value: d}
+	}
+	return operand{Expression: e}
+}
+
+func (p operand) eval(ctx *sql.Context, row sql.Row) (any, error) {
+	if p.value != nil {
+		return p.value, nil
+	}
+	return p.Eval(ctx, row)
+}
+
 // numericCompare is a comparison of numbers in MariaDB's order.
 type numericCompare struct {
 	expression.Comparer
 	numericOrder
+	l, r operand
+}
+
+func newNumericCompare(c expression.Comparer, o numericOrder) *numericCompare {
+	return &numericCompare{Comparer: c, numericOrder: o, l: o.operand(c.Left()), r: o.operand(c.Right())}
 }
 
 func (c *numericCompare) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
 	return rewrap(c.Comparer, kids, func(x expression.Comparer) sql.Expression {
-		return &numericCompare{Comparer: x, numericOrder: c.numericOrder}
+		return newNumericCompare(x, c.numericOrder)
 	})
 }
 
@@ -203,11 +237,11 @@ func (c *numericCompare) Compare(ctx *sql.Context, row sql.Row) (int, error) {
 }
 
 func (c *numericCompare) operands(ctx *sql.Context, row sql.Row) (any, any, error) {
-	l, err := c.Left().Eval(ctx, row)
+	l, err := c.l.eval(ctx, row)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := c.Right().Eval(ctx, row)
+	r, err := c.r.eval(ctx, row)
 	return l, r, err
 }
 
@@ -300,7 +334,7 @@ func simpleCaseCompared(c *expression.Case, child sql.Node) *expression.Case {
 		var cond sql.Expression = expression.NewEquals(c.Expr, b.Cond)
 		if o, ok := comparing(child, c.Expr, b.Cond); ok {
 			o.precision = 0
-			cond, changed = &numericCompare{Comparer: cond.(expression.Comparer), numericOrder: o}, true
+			cond, changed = newNumericCompare(cond.(expression.Comparer), o), true
 		}
 		out.Branches = append(out.Branches, expression.CaseBranch{Cond: cond, Value: b.Value})
 	}
@@ -434,6 +468,15 @@ type numericIn struct {
 	// orders[i] compares x with args[i+1]; IN of one value is an =
 	// (compare_real_fixed's tolerance included).
 	orders []numericOrder
+	values []operand // args[1:]
+}
+
+func newIn(args []sql.Expression, orders []numericOrder) *numericIn {
+	n := &numericIn{args: args, orders: orders, values: make([]operand, len(orders))}
+	for i, o := range orders {
+		n.values[i] = o.operand(args[i+1])
+	}
+	return n
 }
 
 var _ sql.Expression = (*numericIn)(nil)
@@ -451,13 +494,13 @@ func newNumericIn(in *expression.InTuple, child sql.Node) sql.Expression {
 		return nil
 	}
 	if len(tup) == 1 {
-		return &numericIn{args: args, orders: []numericOrder{o}}
+		return newIn(args, []numericOrder{o})
 	}
 	orders := make([]numericOrder, len(tup))
 	for i, v := range tup {
 		orders[i].asReal, _ = numericOperands(in.Left().Type(), v.Type())
 	}
-	return &numericIn{args: args, orders: orders}
+	return newIn(args, orders)
 }
 
 func (n *numericIn) Resolved() bool             { return expression.ExpressionsResolved(n.args...) }
@@ -473,7 +516,7 @@ func (n *numericIn) WithChildren(kids ...sql.Expression) (sql.Expression, error)
 	if len(kids) != len(n.args) {
 		return nil, sql.ErrInvalidChildrenNumber.New(n, len(kids), len(n.args))
 	}
-	return &numericIn{args: kids, orders: n.orders}, nil
+	return newIn(kids, n.orders), nil
 }
 
 func (n *numericIn) Eval(ctx *sql.Context, row sql.Row) (any, error) {
@@ -482,8 +525,8 @@ func (n *numericIn) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return nil, err
 	}
 	sawNull := false
-	for i, e := range n.args[1:] {
-		v, err := e.Eval(ctx, row)
+	for i, e := range n.values {
+		v, err := e.eval(ctx, row)
 		if err != nil {
 			return nil, err
 		}
