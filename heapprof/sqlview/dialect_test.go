@@ -39,7 +39,7 @@ func TestDialectMatchesMariaDB(t *testing.T) {
 		{"from_unixtime columns", "SELECT FROM_UNIXTIME(UNIX_TIMESTAMP(taken_at)), FROM_UNIXTIME(UNIX_TIMESTAMP(taken_at) DIV 3600 * 3600) FROM heapprof.snapshots ORDER BY id", false, ""},
 		{"interval fractions", "SELECT DATE_ADD(taken_at, INTERVAL 1.5 SECOND), taken_at + INTERVAL 1 MICROSECOND, DATE_SUB(taken_at, INTERVAL 250 MICROSECOND), taken_at - INTERVAL 1.25 SECOND, INTERVAL 2 HOUR + taken_at FROM heapprof.snapshots ORDER BY id", false, ""},
 		{"interval on dates", "SELECT DATE_ADD(DATE(taken_at), INTERVAL 1.5 SECOND), DATE_ADD(DATE(taken_at), INTERVAL 1 DAY), DATE(taken_at) - INTERVAL 1 MICROSECOND FROM heapprof.snapshots ORDER BY id", false, ""},
-		{"interval on strings", "SELECT DATE_ADD('2024-01-01', INTERVAL 1 MICROSECOND) AS a, DATE_ADD('2024-01-01 00:00:00', INTERVAL 1.5 SECOND) AS b, DATE_ADD('2024-01-01', INTERVAL 1.5 DAY) AS c", false, "DATE_ADD of a string is TEXT, MariaDB's CHAR(29)"},
+		{"interval on strings", "SELECT DATE_ADD('2024-01-01', INTERVAL 1 MICROSECOND) AS a, DATE_ADD('2024-01-01 00:00:00', INTERVAL 1.5 SECOND) AS b, DATE_ADD('2024-01-01', INTERVAL 1.5 DAY) AS c", false, ""},
 		{"where interval", "SELECT id FROM heapprof.snapshots WHERE taken_at > '2026-11-20 08:00:00.123455' + INTERVAL 1 MICROSECOND ORDER BY id", false, ""},
 		// 4. BIGINT overflow: ERROR 1690.
 		{"plus overflow", "SELECT 9223372036854775807 + 1", false, ""},
@@ -53,6 +53,29 @@ func TestDialectMatchesMariaDB(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			matchMariaDB(t, ctx, e, s, r, tt.query, tt.unsupported, tt.typeNote == "")
+		})
+	}
+}
+
+// TestDateArithmeticOfTextMatchesMariaDB: a string ± INTERVAL is
+// MariaDB's CHAR as wide as a DATETIME with the string's and the
+// interval's fraction digits (it was LONGTEXT), a constant made of
+// literals read as the literal it makes.
+func TestDateArithmeticOfTextMatchesMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	r := refConn(t)
+	ref := newRefFields(t)
+	for _, q := range []string{
+		"SELECT '2026-11-20' + INTERVAL 1 DAY, '2026-11-20' + INTERVAL 1 SECOND, '2026-11-20' + INTERVAL 1 MICROSECOND, '2026-11-20 08:00:00.123' - INTERVAL 1 HOUR, " +
+			"DATE_ADD('2026-11-20', INTERVAL 1 DAY), DATE_SUB('2026-11-20 08:00:00.12', INTERVAL 1 DAY), ADDDATE('2026-11-20', 1), '2026-11-20' + INTERVAL 1.5 SECOND, INTERVAL 1 DAY + '2026-11-20'",
+		"SELECT CONCAT('2026-11-20', '') + INTERVAL 1 DAY, CONCAT('2026-11-20', ' 10:00:00.25') + INTERVAL 1 DAY, UPPER('2026-11-20 10:00:00.5') - INTERVAL 1 DAY, 'abc' + INTERVAL 1 DAY",
+		"SELECT snapshot_id + INTERVAL 1 DAY, name - INTERVAL 1 HOUR FROM functions ORDER BY snapshot_id, name LIMIT 2",
+		"SELECT TIMESTAMP(CONCAT('2026-01-01', ' 10:00:00')), TIMESTAMP(CONCAT('2026-01-01', ' 10:00:00.5'))",
+	} {
+		t.Run(q, func(t *testing.T) {
+			matchMariaDB(t, ctx, e, s, r, q, false, true)
+			matchDefs(t, ctx, e, s, ref, q)
 		})
 	}
 }

@@ -423,11 +423,11 @@ func timePrecision(e sql.Expression) int {
 }
 
 // textFractionDigits are the fraction digits MariaDB gives the date or
-// time read from text e: a constant string's own when it reads as one
+// time read from text e: a constant's own when it reads as one
 // (isTime), else 6; other text's decimals (CAST(x AS CHAR) and
 // DATE_FORMAT 0, string functions 6).
 func textFractionDigits(e sql.Expression, isTime func(string) bool) int {
-	s, ok := constString(e)
+	s, ok := constText(e)
 	if !ok {
 		return min(int(stringDecimals(e)), maxFractionDigits)
 	}

@@ -42,6 +42,7 @@ const (
 	mysqlTypeLongBlob   = 251
 	mysqlTypeBlob       = 252
 	mysqlTypeVarString  = 253
+	mysqlTypeString     = 254
 )
 
 // MariaDB's limits for string results: MAX_BLOB_WIDTH octets, a VARCHAR's
@@ -136,6 +137,35 @@ func produced(n sql.Node, i int) (sql.Expression, sql.Node) {
 		return nil, nil
 	}
 	return resolveRef(e, child)
+}
+
+// constText is the value of text e made of literals only (CONCAT('a',
+// 'b')), which MariaDB evaluates while it types the statement; false for
+// anything reading a row, a variable or the clock, or larger than a
+// few functions.
+func constText(e sql.Expression) (string, bool) {
+	if s, ok := constString(e); ok {
+		return s, true
+	}
+	nodes, constant := 0, true
+	transform.InspectExpr(e, func(x sql.Expression) bool {
+		nodes++
+		switch x.(type) {
+		case *expression.Literal:
+		default:
+			nd, ok := x.(sql.NonDeterministicExpression)
+			if len(x.Children()) == 0 || ok && nd.IsNonDeterministic() {
+				constant = false // a column, a variable, NOW(), RAND()
+			}
+		}
+		return !constant || nodes > 8
+	})
+	if !constant || nodes > 8 {
+		return "", false
+	}
+	v, err := e.Eval(sql.NewEmptyContext(), nil)
+	s, ok := v.(string)
+	return s, err == nil && ok
 }
 
 // inSubqueryOf is the subquery of x IN (SELECT ...), nil for other e.
@@ -295,6 +325,18 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 			return exprMeta(src, c, tmp)
 		}
 		return nil
+	}
+	if d, ok := unalias(e).(*dateOffset); ok && types.IsText(d.date.Type()) {
+		// Item_date_add_interval of a string: CHAR as wide as a DATETIME
+		// with the string's and the interval's fraction digits ('2026-11-20'
+		// + INTERVAL 1 DAY is CHAR(19), of a column CHAR(26)).
+		date, iv := d.parts()
+		dec := max(textFractionDigits(date, isDatetimeText), intervalDigits(iv))
+		width := 19
+		if dec > 0 {
+			width += dec + 1
+		}
+		return &colMeta{typ: mysqlTypeString, length: uint32(width * resultCharsetMaxLen), decimals: uint8(dec)}
 	}
 	if q := inSubqueryOf(unalias(e)); q != nil && readsRows(q.Query) {
 		// x IN (SELECT ... FROM t) as a select item is 21 long on
