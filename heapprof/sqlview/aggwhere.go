@@ -4,8 +4,10 @@ import (
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
-// erInvalidGroupFuncUse is MariaDB's ER_INVALID_GROUP_FUNC_USE.
-const erInvalidGroupFuncUse = 1111
+// invalidGroupFuncUse is MariaDB's ER_INVALID_GROUP_FUNC_USE.
+func invalidGroupFuncUse() error {
+	return &Error{Code: 1111, State: "HY000", Message: "Invalid use of group function"}
+}
 
 // checkWhereAggregates refuses an aggregate in a WHERE or ON condition as
 // MariaDB does (ERROR 1111 (HY000) Invalid use of group function);
@@ -27,11 +29,11 @@ func checkWhereAggregates(stmt ast.Statement) error {
 			return false, nil
 		case *ast.Select:
 			if x.Where != nil && hasAggregate(x.Where.Expr) {
-				found = &Error{Code: erInvalidGroupFuncUse, State: "HY000", Message: "Invalid use of group function"}
+				found = invalidGroupFuncUse()
 			}
 		case *ast.JoinTableExpr:
 			if hasAggregate(x.Condition.On) {
-				found = &Error{Code: erInvalidGroupFuncUse, State: "HY000", Message: "Invalid use of group function"}
+				found = invalidGroupFuncUse()
 			}
 		}
 		return found == nil, found

@@ -139,35 +139,6 @@ func produced(n sql.Node, i int) (sql.Expression, sql.Node) {
 	return resolveRef(e, child)
 }
 
-// constText is the value of text e made of literals only (CONCAT('a',
-// 'b')), which MariaDB evaluates while it types the statement; false for
-// anything reading a row, a variable or the clock, or larger than a
-// few functions.
-func constText(e sql.Expression) (string, bool) {
-	if s, ok := constString(e); ok {
-		return s, true
-	}
-	nodes, constant := 0, true
-	transform.InspectExpr(e, func(x sql.Expression) bool {
-		nodes++
-		switch x.(type) {
-		case *expression.Literal:
-		default:
-			nd, ok := x.(sql.NonDeterministicExpression)
-			if len(x.Children()) == 0 || ok && nd.IsNonDeterministic() {
-				constant = false // a column, a variable, NOW(), RAND()
-			}
-		}
-		return !constant || nodes > 8
-	})
-	if !constant || nodes > 8 {
-		return "", false
-	}
-	v, err := e.Eval(sql.NewEmptyContext(), nil)
-	s, ok := v.(string)
-	return s, err == nil && ok
-}
-
 // inSubqueryOf is the subquery of x IN (SELECT ...), nil for other e.
 func inSubqueryOf(e sql.Expression) *plan.Subquery {
 	switch x := e.(type) {
@@ -1058,6 +1029,41 @@ func constInt(e sql.Expression) (int64, bool) {
 	}
 	n, ok := types.CoalesceInt(lit.Value())
 	return int64(n), ok
+}
+
+// constText is the value of text e made of literals by string
+// functions that do not multiply it (CONCAT('a', 'b')), which MariaDB
+// evaluates while it types the statement; false for anything reading a
+// row, a variable or the clock, and for REPEAT, LPAD and the like, which
+// could build a large string before the statement runs.
+func constText(e sql.Expression) (string, bool) {
+	if s, ok := constString(e); ok {
+		return s, true
+	}
+	nodes, constant := 0, true
+	transform.InspectExpr(e, func(x sql.Expression) bool {
+		nodes++
+		switch x := x.(type) {
+		case *expression.Literal:
+		case sql.FunctionExpression:
+			constant = constTextFunctions[strings.ToLower(x.FunctionName())]
+		default:
+			constant = false
+		}
+		return !constant || nodes > 8
+	})
+	if !constant || nodes > 8 {
+		return "", false
+	}
+	v, err := e.Eval(sql.NewEmptyContext(), nil)
+	s, ok := v.(string)
+	return s, err == nil && ok
+}
+
+// constTextFunctions are the functions constText evaluates.
+var constTextFunctions = map[string]bool{
+	"concat": true, "concat_ws": true, "trim": true, "ltrim": true, "rtrim": true, "upper": true, "ucase": true,
+	"lower": true, "lcase": true, "left": true, "right": true, "substring": true, "substr": true, "mid": true,
 }
 
 // constString is e's value when e is a string literal.
