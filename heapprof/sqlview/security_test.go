@@ -294,4 +294,19 @@ func TestValueBounds(t *testing.T) {
 	if grown := int64(after.totalAlloc - before.totalAlloc); grown > 64<<20 {
 		t.Errorf("prepared REPEAT allocated %d bytes", grown)
 	}
+	// Typing a statement evaluates constant text (a date's fraction
+	// digits, constText) but never builds a REPEAT.
+	before.read()
+	for _, q := range []string{
+		"SELECT TIMESTAMP(REPEAT('1', 200000000))",
+		"SELECT REPEAT('1', 200000000) + INTERVAL 1 DAY",
+	} {
+		if a, err := engineAnswer(context.Background(), e, s, q); err != nil || len(a.rows) != 1 || a.rows[0][0] != "NULL" {
+			t.Errorf("%s: %v %v, want NULL", q, a, err)
+		}
+	}
+	after.read()
+	if grown := int64(after.totalAlloc - before.totalAlloc); grown > 64<<20 {
+		t.Errorf("dates of REPEAT allocated %d bytes", grown)
+	}
 }
