@@ -146,7 +146,10 @@ func (e *Engine) NewSessionWith(ctx context.Context, user, addr string, connID u
 	}
 	base := sql.NewBaseSessionWithClientServer("heapproxy", sql.Client{User: user, Address: host}, connID)
 	sctx := sql.NewContext(ctx, sql.WithSession(base))
-	vars := map[string]any{"version_comment": VersionComment, "time_zone": "+00:00"}
+	// group_concat_max_len is MariaDB's default (1M since 10.2.4), not
+	// MySQL's 1024 that go-mysql-server starts with: GROUP_CONCAT of a
+	// snapshot's function names was cut at 1024 bytes.
+	vars := map[string]any{"version_comment": VersionComment, "time_zone": "+00:00", "group_concat_max_len": uint64(1 << 20)}
 	for name, v := range opts.Variables {
 		vars[strings.ToLower(name)] = v
 	}

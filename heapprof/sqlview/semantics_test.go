@@ -22,6 +22,9 @@ func TestAggregatesMatchMariaDB(t *testing.T) {
 	r := refConn(t)
 	for _, q := range []string{
 		"SELECT SUM(total_bytes), AVG(total_bytes), SUM(total_objects), AVG(sample_period), COUNT(*) FROM heapprof.snapshots",
+		// GROUP_CONCAT cut at MariaDB's group_concat_max_len (1M), not
+		// MySQL's 1024.
+		"SELECT LENGTH(GROUP_CONCAT(REPEAT(name, 20))), LENGTH(GROUP_CONCAT(name, name, name)), @@group_concat_max_len, @@GLOBAL.group_concat_max_len FROM heapprof.functions",
 		"SELECT node_id, SUM(total_bytes) s, AVG(total_bytes) a, AVG(DISTINCT total_objects) d, SUM(DISTINCT sample_period) p FROM heapprof.snapshots GROUP BY node_id ORDER BY node_id",
 		// Dates are numbers YYYYMMDDhhmmss.ffffff; text its leading number.
 		"SELECT SUM(taken_at), AVG(taken_at), SUM(DATE(taken_at)), AVG(DATE(taken_at)), SUM(node_addr), AVG(node_addr) FROM heapprof.snapshots",
