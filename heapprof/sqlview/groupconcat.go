@@ -16,7 +16,11 @@ import (
 //   - several arguments are concatenated: go-mysql-server kept the first
 //     (GROUP_CONCAT(name, ':', bytes) was the names alone). CONCAT is NULL
 //     where any argument is, and MariaDB skips those rows too; DISTINCT
-//     compares the concatenation here, the arguments there.
+//     compares the concatenation here, the arguments there;
+//   - DISTINCT without ORDER BY is ordered by the arguments: MariaDB
+//     keeps the distinct values in a tree and reads them back sorted
+//     (GROUP_CONCAT(DISTINCT y) of 10, 9, 100 is 9,10,100 there; it was
+//     in the order the rows came).
 //
 // changed tells whether stmt was rewritten.
 func groupConcatArgs(stmt ast.SQLNode) (changed bool, err error) {
@@ -38,6 +42,14 @@ func groupConcatArgs(stmt ast.SQLNode) (changed bool, err error) {
 			}
 			if arg, ok := g.Exprs[pos-1].(*ast.AliasedExpr); ok {
 				o.Expr, changed = arg.Expr, true
+			}
+		}
+		if g.Distinct != "" && len(g.OrderBy) == 0 {
+			for _, e := range g.Exprs {
+				if arg, ok := e.(*ast.AliasedExpr); ok {
+					g.OrderBy = append(g.OrderBy, &ast.Order{Expr: arg.Expr, Direction: ast.AscScr})
+					changed = true
+				}
 			}
 		}
 		if len(g.Exprs) > 1 {

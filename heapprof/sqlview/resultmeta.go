@@ -114,9 +114,31 @@ func deriveMeta(ctx *sql.Context, n sql.Node) []*colMeta {
 		if e == nil || !types.TypesEqual(e.Type(), c.Type) {
 			continue
 		}
+		if _, ok := unalias(e).(*aggregation.GroupConcat); ok {
+			out[i] = groupConcatMeta(ctx)
+			continue
+		}
 		out[i] = exprMeta(e, child, tmp)
 	}
 	return out
+}
+
+// groupConcatMeta is MariaDB's definition of GROUP_CONCAT
+// (Item_func_group_concat): group_concat_max_len characters, a VARCHAR
+// up to 512 of them, beyond that a BLOB whose length is counted in the
+// result charset's bytes twice, as MariaDB counts an item's blob (1M
+// characters: 16777216).
+func groupConcatMeta(ctx *sql.Context) *colMeta {
+	chars := int64(1 << 20)
+	if v, err := ctx.GetSessionVariable(ctx, "group_concat_max_len"); err == nil {
+		if n, ok := v.(uint64); ok {
+			chars = int64(min(n, 1<<24))
+		}
+	}
+	if chars <= convertToBlobChars {
+		return &colMeta{typ: mysqlTypeVarString, length: uint32(chars * resultCharsetMaxLen)}
+	}
+	return &colMeta{typ: mysqlTypeBlob, length: uint32(min(chars*resultCharsetMaxLen*resultCharsetMaxLen, maxWireColumnLength))}
 }
 
 // passThrough are nodes whose rows are their child's.

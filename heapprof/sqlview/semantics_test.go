@@ -576,3 +576,36 @@ func TestGroupFunctionInWhereMatchesMariaDB(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupConcatMatchesMariaDB: GROUP_CONCAT(DISTINCT ...) without ORDER
+// BY comes sorted by its arguments, and its column is defined by
+// group_concat_max_len (a VARCHAR up to 512 characters, a BLOB beyond),
+// as on MariaDB.
+func TestGroupConcatMatchesMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	r := refConn(t)
+	ref := newRefFields(t)
+	queries := []string{
+		"SELECT node_id, GROUP_CONCAT(DISTINCT name), GROUP_CONCAT(DISTINCT flat_bytes SEPARATOR '|') FROM functions GROUP BY node_id ORDER BY node_id",
+		"SELECT GROUP_CONCAT(DISTINCT y), GROUP_CONCAT(DISTINCT x, y), GROUP_CONCAT(DISTINCT y ORDER BY y DESC) FROM (SELECT 'b' x, 10 y UNION ALL SELECT 'a', 9 UNION ALL SELECT 'a', 100 UNION ALL SELECT 'a', 9) t",
+		"SELECT GROUP_CONCAT(name), GROUP_CONCAT(flat_bytes ORDER BY 1) FROM functions",
+	}
+	for _, limit := range []string{"1048576", "100", "513", "20000000"} {
+		set := "SET group_concat_max_len = " + limit
+		if _, _, _, err := engineTyped(ctx, e, s, set); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []*client.Conn{r.conn, ref.conn} {
+			if _, err := c.Execute(set); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, q := range queries {
+			t.Run(limit+" "+q, func(t *testing.T) {
+				matchMariaDB(t, ctx, e, s, r, q, false, true)
+				matchDefs(t, ctx, e, s, ref, q)
+			})
+		}
+	}
+}
