@@ -330,13 +330,13 @@ func dialectRule(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope
 }
 
 func dialectNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-	n, same, err := nodeExprs(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	n, same, err := nodeExprs(n, func(n sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		// Text and dates mixed with numbers first (numbers.go).
 		e, mixed, err := numberContext(e)
 		if err != nil {
 			return nil, transform.SameTree, err
 		}
-		out, same, err := dialectExpr(e)
+		out, same, err := dialectExpr(e, rowsOf(n))
 		if mixed {
 			same = transform.NewTree
 		}
@@ -352,9 +352,10 @@ func dialectNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 	return n, same && sameCond, nil
 }
 
-// dialectExpr is dialectNode's rewrite of one expression.
-func dialectExpr(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-	if out, ok, err := temporalArgsAsText(e); err != nil || ok {
+// dialectExpr is dialectNode's rewrite of one expression over the rows
+// of child.
+func dialectExpr(e sql.Expression, child sql.Node) (sql.Expression, transform.TreeIdentity, error) {
+	if out, ok, err := temporalArgsAsText(e, child); err != nil || ok {
 		return out, transform.NewTree, err
 	}
 	switch e := e.(type) {
@@ -1005,7 +1006,7 @@ var textFunctions = map[string]bool{
 // their date and time arguments as MariaDB prints them: DATETIME(p)
 // with all p fraction digits (go-mysql-server drops trailing zeros:
 // CONCAT(x, ”) of 08:00:00.500000 was 08:00:00.5).
-func temporalArgsAsText(e sql.Expression) (sql.Expression, bool, error) {
+func temporalArgsAsText(e sql.Expression, child sql.Node) (sql.Expression, bool, error) {
 	switch x := e.(type) {
 	case *expression.Like:
 	case *expression.Convert:
@@ -1025,7 +1026,7 @@ func temporalArgsAsText(e sql.Expression) (sql.Expression, bool, error) {
 		t := k.Type()
 		digits := notFixedDec31
 		if types.IsFloat(t) && readsAsText(e, i) {
-			digits = realDecimals(k, nil)
+			digits = realDecimals(k, child)
 		}
 		switch {
 		case isTemporal(t):

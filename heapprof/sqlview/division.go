@@ -24,6 +24,7 @@ package sqlview
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"slices"
 	"strings"
@@ -785,7 +786,7 @@ func (d *exactIntDiv) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 func shownNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 	switch x := n.(type) {
 	case *plan.GroupBy:
-		keys, changed := shownExprs(x.GroupByExprs, true)
+		keys, changed := shownExprs(x.GroupByExprs, true, x.Child)
 		if changed {
 			return plan.NewGroupBy(x.SelectedExprs, keys, x.Child), transform.NewTree, nil
 		}
@@ -804,18 +805,26 @@ func shownNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 	return n, transform.SameTree, nil
 }
 
-// shownExprs wraps the expressions of es that may carry digits (the
-// child of an alias, keeping its name).
-func shownExprs(es []sql.Expression, keys bool) ([]sql.Expression, bool) {
+// shownExprs wraps the expressions of es, over the rows of child, that
+// may carry digits (the child of an alias, keeping its name); a select
+// item's DOUBLE with fixed decimals is stored as MariaDB's temporary
+// table stores it.
+func shownExprs(es []sql.Expression, keys bool, child sql.Node) ([]sql.Expression, bool) {
 	var out []sql.Expression
 	for i, e := range es {
 		var w sql.Expression
 		switch a := e.(type) {
 		case *expression.Alias:
+			var stored sql.Expression
 			if mayCarryDigits(a.Child) {
-				c, err := a.WithChildren(&shownDecimal{wrapped{a.Child}})
+				stored = &shownDecimal{wrapped{a.Child}}
+			} else if d := realDecimals(a.Child, child); types.IsFloat(a.Child.Type()) && d < notFixedDec31 {
+				stored = &storedDouble{wrapped: wrapped{a.Child}, decimals: d}
+			}
+			if stored != nil {
+				c, err := a.WithChildren(stored)
 				if err == nil {
-					w = c
+					w = c.(*expression.Alias).WithId(a.Id()).(sql.Expression)
 				}
 			}
 		default:
@@ -836,18 +845,49 @@ func shownExprs(es []sql.Expression, keys bool) ([]sql.Expression, bool) {
 	return out, out != nil
 }
 
+// storedDouble is a DOUBLE with fixed decimals as MariaDB's temporary
+// table stores it (Field_double::store, truncate_double): its fraction
+// rounded to them, half to even. A materialized derived table's
+// ROUND(x, 1) * 3 of 71.4 is 214.2, not 214.20000000000002, read as a
+// DOUBLE (v * 1e0) or as text.
+type storedDouble struct {
+	wrapped
+	decimals int
+}
+
+var _ sql.Expression = (*storedDouble)(nil)
+
+func (s *storedDouble) Type() sql.Type { return s.child.Type() }
+
+func (s *storedDouble) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	return withChild(s, c, func(c sql.Expression) sql.Expression {
+		return &storedDouble{wrapped: wrapped{c}, decimals: s.decimals}
+	})
+}
+
+func (s *storedDouble) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := s.child.Eval(ctx, row)
+	f, ok := v.(float64)
+	if err != nil || !ok || math.IsInf(f, 0) || math.IsNaN(f) {
+		return v, err
+	}
+	scale := math.Pow10(s.decimals)
+	whole := math.Floor(f)
+	return whole + math.RoundToEven((f-whole)*scale)/scale, nil
+}
+
 // shownProject is n with its projection's values rounded, looking
 // through the nodes above it.
 func shownProject(n sql.Node) (sql.Node, bool) {
 	switch x := n.(type) {
 	case *plan.Project:
-		ps, ok := shownExprs(x.Projections, false)
+		ps, ok := shownExprs(x.Projections, false, x.Child)
 		if !ok {
 			return n, false
 		}
 		return plan.NewProject(ps, x.Child), true
 	case *plan.GroupBy:
-		ps, ok := shownExprs(x.SelectedExprs, false)
+		ps, ok := shownExprs(x.SelectedExprs, false, x.Child)
 		if !ok {
 			return n, false
 		}

@@ -293,6 +293,8 @@ func mayBeNull(e sql.Expression, child sql.Node) (bool, bool) {
 		return anyKid(x.args)
 	case *numericIn:
 		return anyKid(x.args)
+	case *storedDouble:
+		return mayBeNull(x.child, child)
 	case *numericBetween:
 		return anyKid(x.Children())
 	case *numericInSubquery:

@@ -173,6 +173,11 @@ func TestFixedDoubleDecimalsMatchMariaDB(t *testing.T) {
 		{"grouped", "SELECT node_id, ROUND(SUM(flat_pct), 1) * 3, SUM(ROUND(flat_pct, 1)) * 1.5, MAX(-ROUND(flat_pct, 1)), SUM(ROUND(flat_pct, 2) * 2) FROM functions GROUP BY node_id ORDER BY node_id"},
 		{"as text", "SELECT CONCAT(ROUND(flat_pct, 1) * 3), CAST(ROUND(flat_pct, 1) * 3 AS CHAR), LENGTH(ROUND(flat_pct, 1) * 3), CONCAT(PI()), CAST(PI() AS CHAR), UPPER(PI() / 3), CONCAT(ROUND(flat_pct, 1), '%'), CONCAT(flat_pct)" + top},
 		{"real functions", "SELECT SQRT(2), POW(2, 2), EXP(1), LN(2), LOG(2), LOG10(2), SIN(1), ATAN(1), LOG2(3), SQRT(ROUND(flat_pct, 1))" + top},
+		// A materialized derived table stores them rounded to their
+		// decimals; a merged one does not.
+		{"materialized derived table", "SELECT v * 1e0, CONCAT(v), v, v = 214.2 FROM (SELECT DISTINCT ROUND(flat_pct, 1) * 3 AS v FROM functions) t ORDER BY v"},
+		{"grouped derived table", "SELECT name, s + 0e0, CONCAT(s) FROM (SELECT name, SUM(ROUND(flat_pct, 1)) * 3 AS s FROM functions GROUP BY name) t ORDER BY name"},
+		{"merged derived table", "SELECT v + 0e0, CONCAT(v), UPPER(v) FROM (SELECT ROUND(flat_pct, 1) * 3 AS v FROM functions) t ORDER BY v"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			matchMariaDB(t, ctx, e, s, r, tt.query, false, true)

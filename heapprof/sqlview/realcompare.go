@@ -50,17 +50,21 @@ func realCompareNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 			}
 			return sq.WithQuery(q), transform.NewTree, nil
 		}
-		// The rows an operand's column comes from (realDecimals follows
-		// it to the expression computing it).
-		child := n
-		if kids := n.Children(); len(kids) == 1 {
-			child = kids[0]
-		}
-		if r := realComparison(e, child); r != nil {
+		if r := realComparison(e, rowsOf(n)); r != nil {
 			return r, transform.NewTree, nil
 		}
 		return e, transform.SameTree, nil
 	})
+}
+
+// rowsOf is the node whose rows n's expressions read (realDecimals
+// follows a column to the expression computing it there): n's child, or
+// n itself when it joins several.
+func rowsOf(n sql.Node) sql.Node {
+	if kids := n.Children(); len(kids) == 1 {
+		return kids[0]
+	}
+	return n
 }
 
 // realComparison is e compared as MariaDB compares numbers, or nil when

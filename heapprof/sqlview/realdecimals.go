@@ -53,6 +53,8 @@ func realDecimals(e sql.Expression, child sql.Node) int {
 		if d, ok := roundDigits(x); ok {
 			return d
 		}
+	case *storedDouble:
+		return x.decimals
 	case *checkedArith, *expression.Arithmetic, *floatMod:
 		return maxRealDecimals(x.Children(), child)
 	case *checkedDiv, *expression.Div:

@@ -303,6 +303,9 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 	if v, ok := e.(*setUserVar); ok {
 		e = unalias(v)
 	}
+	if s, ok := unalias(e).(*storedDouble); ok {
+		e = s.child // defined as what it stores
+	}
 	if sq, ok := unalias(e).(*plan.Subquery); ok {
 		// Item_singlerow_subselect takes its select item's definition
 		// ((SELECT COUNT(*) ...) is 21 long, as COUNT(*) is); a table's
