@@ -79,6 +79,10 @@ func TestNumericFunctionsMatchMariaDB(t *testing.T) {
 		// suggests, printed 0 for MariaDB's 0.0000.
 		{"aggregates of text", "SELECT AVG(CAST(TABLE_TYPE AS CHAR)), SUM(CAST(TABLE_TYPE AS CHAR)) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'heapprof'", ""},
 		{"aggregates of cast text", "SELECT AVG(CAST(node_id AS CHAR)), AVG(LEFT(node_addr, 2)), AVG(DATE_FORMAT(taken_at, '%Y')), SUM(DATE_FORMAT(taken_at, '%Y')) FROM snapshots", ""},
+		// An unsigned literal beyond BIGINT was INT(2): its digits were
+		// counted after wrapping to -1.
+		{"unsigned literals", "SELECT 18446744073709551615, 9223372036854775808, 18446744073709551615 + 0.5, 18446744073709551615 * 1.0, 18446744073709551615 / 2", ""},
+		{"literal quotients", "SELECT 12345 DIV 2, 123 DIV 2, -123 DIV 2, 18446744073709551615 DIV 2, 9223372036854775807 DIV 2, 5 DIV 2, -5 DIV 2, -9223372036854775808 DIV 2", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			matchMariaDB(t, ctx, e, s, r, tt.query, false, tt.valuesOnly == "")

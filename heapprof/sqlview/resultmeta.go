@@ -1460,6 +1460,9 @@ func numLength(e sql.Expression, child sql.Node) (int64, bool) {
 		// string's characters.
 		return int64(utf8.RuneCountInString(strings.Trim(x.Name, "'"))), true
 	case *expression.Literal:
+		if u, ok := x.Value().(uint64); ok {
+			return int64(len(strconv.FormatUint(u, 10))), true // CoalesceInt would wrap it
+		}
 		n, ok := types.CoalesceInt(x.Value())
 		if !ok {
 			return typeChars(x.Type())
@@ -1489,7 +1492,16 @@ func numLength(e sql.Expression, child sql.Node) (int64, bool) {
 		}
 		return numLength(x.child, child)
 	case *expression.IntDiv:
+		// Item_func_int_div: the dividend's digits, its sign left out
+		// (a column's or an expression's length counts one; a literal's
+		// is its digits: 12345 DIV 2 is 5 long).
 		l, ok := numLength(x.LeftChild, child)
+		if lit, isLit := unalias(x.LeftChild).(*expression.Literal); isLit && ok {
+			if n, isInt := types.CoalesceInt(lit.Value()); isInt && n < 0 && !types.IsUnsigned(lit.Type()) {
+				return max(l-1, 1), ok
+			}
+			return max(l, 1), ok
+		}
 		return max(l-1, 1), ok
 	}
 	if !types.IsInteger(e.Type()) {
