@@ -393,20 +393,33 @@ func (n *numericInSubquery) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if l == nil {
 		return nil, nil
 	}
+	return inAnswer(ctx, l, len(vals), func(i int) (any, numericOrder, error) {
+		if v := vals[i]; v != nil && !n.asReal {
+			return shown(v, n.query.Type()), n.numericOrder, nil // as x = v reads it
+		}
+		return vals[i], n.numericOrder, nil
+	})
+}
+
+// inAnswer is x IN (values) in three-valued logic: true at the first
+// value equal to x (value(i) gives the i-th and the order to compare it
+// in), else NULL when a value was NULL, else false. x is not NULL.
+func inAnswer(ctx *sql.Context, x any, n int, value func(i int) (any, numericOrder, error)) (any, error) {
 	sawNull := false
-	for _, v := range vals {
+	for i := range n {
+		v, o, err := value(i)
+		if err != nil {
+			return nil, err
+		}
 		if v == nil {
 			sawNull = true
 			continue
 		}
-		if !n.asReal {
-			v = shown(v, n.query.Type()) // as x = v reads it
-		}
-		o, err := n.order(ctx, l, v)
+		c, err := o.order(ctx, x, v)
 		if err != nil {
 			return nil, err
 		}
-		if o == 0 {
+		if c == 0 {
 			return true, nil
 		}
 	}
@@ -528,28 +541,10 @@ func (n *numericIn) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if err != nil || l == nil {
 		return nil, err
 	}
-	sawNull := false
-	for i, e := range n.values {
-		v, err := e.eval(ctx, row)
-		if err != nil {
-			return nil, err
-		}
-		if v == nil {
-			sawNull = true
-			continue
-		}
-		o, err := n.orders[i].order(ctx, l, v)
-		if err != nil {
-			return nil, err
-		}
-		if o == 0 {
-			return true, nil
-		}
-	}
-	if sawNull {
-		return nil, nil
-	}
-	return false, nil
+	return inAnswer(ctx, l, len(n.values), func(i int) (any, numericOrder, error) {
+		v, err := n.values[i].eval(ctx, row)
+		return v, n.orders[i], err
+	})
 }
 
 // asDecimal is an integer's or a DECIMAL's value, every digit.
