@@ -234,6 +234,14 @@ func (eb *execBuilder) Build(ctx *sql.Context, n sql.Node, row sql.Row) (sql.Row
 			return nil, err
 		}
 		return newPadSetIter(left, right, n.SetOpType == plan.ExceptType, n.Schema()), nil
+	case plan.ShowWarnings:
+		// In the order they were raised, as MariaDB lists them:
+		// go-mysql-server's session gives them newest first.
+		rows := make([]sql.Row, 0, len(n))
+		for i := len(n) - 1; i >= 0; i-- {
+			rows = append(rows, sql.NewRow(n[i].Level, n[i].Code, n[i].Message))
+		}
+		return sql.RowsToRowIter(rows...), nil
 	}
 	// SHOW statements that describe tables answer as MariaDB's do.
 	return showIter(ctx, n, row, eb.keys)

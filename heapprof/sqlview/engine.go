@@ -85,6 +85,9 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 		// @@GLOBAL.x of the variables a session starts with, reported
 		// session values (session.go).
 		AddPreAnalyzeRule(ruleReads, readsRule).
+		// x IN (list) of a date and text as =s before the list is
+		// hashed (datecompare.go).
+		AddPreAnalyzeRule(ruleDateIn, dateInRule).
 		AddPostAnalyzeRule(ruleTopN, topNUnderProject).
 		AddPostAnalyzeRule(ruleInterrupt, interruptRule).
 		AddPostValidationRule(ruleCheckAfter, checkRule).
@@ -97,6 +100,9 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 		// After it, on the final plan: text compares PAD SPACE
 		// (padspace.go); the column definitions were read before.
 		AddPostValidationRule(rulePadSpace, padSpaceRule).
+		// Dates compared with text as MariaDB reads the text
+		// (datecompare.go), also after the column definitions.
+		AddPostValidationRule(ruleDateCompare, dateCompareRule).
 		Build()
 	a.ExecBuilder = eb.base
 	// information_schema with MariaDB's answers about the heapprof tables
