@@ -94,6 +94,10 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 		AddPostValidationRule(ruleValueGuard, func(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 			return guardValues(n, limit, eb)
 		}).
+		// Dates made of text as MariaDB reads the text (datetext.go),
+		// before the column definitions are read: go-mysql-server types
+		// UNIX_TIMESTAMP by its argument's text.
+		AddPostValidationRule(ruleDateValue, dateValueRule).
 		// The result's column definitions as MariaDB's (resultmeta.go),
 		// from the plan before the padding rule wraps its comparisons.
 		AddPostValidationRule(ruleResultMeta, resultMetaRule).

@@ -398,7 +398,7 @@ func (f *timestampOf) precision() int {
 			return dt.Precision()
 		}
 	case types.IsText(t):
-		return textFractionDigits(f.child, isDatetimeText)
+		return textFractionDigits(f.child, datetimeTextDigits)
 	}
 	return maxFractionDigits
 }
@@ -424,20 +424,36 @@ func timePrecision(e sql.Expression) int {
 
 // textFractionDigits are the fraction digits MariaDB gives the date or
 // time read from text e: a constant's own when it reads as one
-// (isTime), else 6; other text's decimals (CAST(x AS CHAR) and
+// (fraction), else 6; other text's decimals (CAST(x AS CHAR) and
 // DATE_FORMAT 0, string functions 6).
-func textFractionDigits(e sql.Expression, isTime func(string) bool) int {
+func textFractionDigits(e sql.Expression, fraction func(string) (int, bool)) int {
 	s, ok := constText(e)
 	if !ok {
 		return min(int(stringDecimals(e)), maxFractionDigits)
 	}
-	if !isTime(s) {
+	n, ok := fraction(s)
+	if !ok {
 		return maxFractionDigits
 	}
-	if _, frac, ok := strings.Cut(strings.TrimSpace(s), "."); ok {
-		return min(len(frac), maxFractionDigits)
+	return min(n, maxFractionDigits)
+}
+
+// datetimeTextDigits are the fraction digits of text read as a date
+// (readDateText), false when it is none.
+func datetimeTextDigits(s string) (int, bool) {
+	d := readDateText(s)
+	return d.fracDigits, d.read && !d.badDay
+}
+
+// timeTextDigits are the fraction digits of text read as a time.
+func timeTextDigits(s string) (int, bool) {
+	if !isTimeText(s) {
+		return 0, false
 	}
-	return 0
+	if _, frac, ok := strings.Cut(strings.TrimSpace(s), "."); ok {
+		return len(frac), true
+	}
+	return 0, true
 }
 
 func isDatetimeText(s string) bool {
@@ -514,7 +530,7 @@ func (f *timeToSec) digits() int {
 	case types.IsDecimal(t):
 		return min(int(t.(sql.DecimalType).Scale()), maxFractionDigits)
 	case types.IsText(t):
-		return textFractionDigits(f.child, isTimeText)
+		return textFractionDigits(f.child, timeTextDigits)
 	}
 	return maxFractionDigits
 }

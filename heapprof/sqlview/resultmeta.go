@@ -327,7 +327,7 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 		// with the string's and the interval's fraction digits ('2026-11-20'
 		// + INTERVAL 1 DAY is CHAR(19), of a column CHAR(26)).
 		date, iv := d.parts()
-		dec := max(textFractionDigits(date, isDatetimeText), intervalDigits(iv))
+		dec := max(textFractionDigits(date, datetimeTextDigits), intervalDigits(iv))
 		width := 19
 		if dec > 0 {
 			width += dec + 1
@@ -1069,7 +1069,7 @@ func constText(e sql.Expression) (string, bool) {
 	transform.InspectExpr(e, func(x sql.Expression) bool {
 		nodes++
 		switch x := x.(type) {
-		case *expression.Literal:
+		case *expression.Literal, *dateValue:
 		case sql.FunctionExpression:
 			constant = constTextFunctions[strings.ToLower(x.FunctionName())]
 		default:
