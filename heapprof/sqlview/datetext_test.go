@@ -166,3 +166,21 @@ func TestDatesOfTextMatchMariaDB(t *testing.T) {
 		matchMariaDB(t, ctx, e, s, r, "SHOW WARNINGS", false, false)
 	})
 }
+
+// TestCurrentDateMatchesMariaDB: CURDATE() and CURRENT_DATE are a DATE in
+// the session's time zone, as NOW() is (go-mysql-server's were text of
+// the server's own date, wrong a part of each day east or west of it);
+// UTC_DATE() is the UTC date (it was ERROR 1305).
+func TestCurrentDateMatchesMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	r := refConn(t)
+	for _, zone := range []string{"+13:00", "-12:00", "+00:00"} {
+		for _, q := range []string{
+			"SET time_zone = '" + zone + "'",
+			"SELECT CURDATE() = DATE(NOW()), CURRENT_DATE = DATE(NOW()), CURRENT_DATE() = DATE(NOW()), UTC_DATE() = DATE(UTC_TIMESTAMP()), CURDATE() + INTERVAL 1 DAY > NOW()",
+		} {
+			t.Run(q, func(t *testing.T) { matchMariaDB(t, ctx, e, s, r, q, false, true) })
+		}
+	}
+}

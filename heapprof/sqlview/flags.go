@@ -205,7 +205,7 @@ func exprFlags(ctx *sql.Context, e sql.Expression, child sql.Node, explicit expl
 		f |= flagBinary
 	default:
 		f |= flagBinary
-		if types.IsUnsigned(t) {
+		if types.IsUnsigned(t) && !signedDateFunction(e) {
 			f |= flagUnsigned
 		}
 	}
@@ -219,6 +219,14 @@ func exprFlags(ctx *sql.Context, e sql.Expression, child sql.Node, explicit expl
 	return colFlags(f), true
 }
 
+// signedDateFunction is whether e is a function of a date MariaDB types
+// signed where go-mysql-server's type is unsigned (WEEKOFYEAR,
+// MICROSECOND: Item_long_ge0_func, signed though never negative).
+func signedDateFunction(e sql.Expression) bool {
+	f, ok := unalias(e).(sql.FunctionExpression)
+	return ok && intDateParts[strings.ToLower(f.FunctionName())]
+}
+
 // notNullFunctions are the functions MariaDB marks maybe_null only when
 // an argument may be NULL; it marks the others (string functions: a
 // result beyond max_allowed_packet is NULL; date functions: an invalid
@@ -227,7 +235,7 @@ var notNullFunctions = map[string]bool{
 	"length": true, "char_length": true, "character_length": true, "octet_length": true, "locate": true,
 	"instr": true, "position": true, "round": true, "truncate": true, "abs": true, "sign": true,
 	"greatest": true, "least": true, "floor": true, "ceil": true, "ceiling": true, "now": true,
-	"current_timestamp": true, "utc_timestamp": true, "count": true, "if": true, "ifnull": true,
+	"current_timestamp": true, "utc_timestamp": true, "curdate": true, "current_date": true, "utc_date": true, "count": true, "if": true, "ifnull": true,
 	"coalesce": true, "isnull": true, "bit_length": true, "ascii": true, "ord": true,
 	"strcmp": true, "row_number": true, "rank": true, "dense_rank": true,
 }

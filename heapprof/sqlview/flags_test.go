@@ -32,6 +32,8 @@ func TestColumnFlagsMatchMariaDB(t *testing.T) {
 			"SUBSTRING_INDEX(s.id, '.', 1), REVERSE(s.id), LOWER(f.short_name), UPPER(s.node_kind), CAST(f.node_id AS CHAR), FORMAT(f.flat_bytes, 2), DATE_FORMAT(f.taken_at, '%Y')" + join},
 		{"numbers of text", "SELECT LENGTH(f.name), CHAR_LENGTH(s.id), LOCATE('a', s.id)" + join},
 		{"dates", "SELECT DATE(s.taken_at), UNIX_TIMESTAMP(f.taken_at), YEAR(f.taken_at), HOUR(f.taken_at), FROM_UNIXTIME(1700000000), f.taken_at + INTERVAL 1 DAY, NOW()" + join},
+		{"date parts", "SELECT DATEDIFF(f.taken_at, '2026-01-01'), TO_DAYS(f.taken_at), DAYNAME(f.taken_at), MONTHNAME(f.taken_at), WEEKOFYEAR(f.taken_at), MICROSECOND(f.taken_at), " +
+			"EXTRACT(YEAR FROM f.taken_at), EXTRACT(DAY_MICROSECOND FROM f.taken_at), CURDATE(), UTC_DATE()" + join},
 		{"arithmetic", "SELECT flat_bytes + 1, flat_bytes * 2, flat_bytes / 2, flat_bytes - cum_bytes, flat_pct * 2, -flat_bytes, flat_bytes DIV 2, flat_bytes % 3, ABS(flat_bytes), " +
 			"ROUND(flat_pct, 1), ROUND(flat_bytes), GREATEST(flat_bytes, cum_bytes), CAST(node_id AS UNSIGNED), 1 + 1, 1.5 * 2, 'a', 1, NULL FROM functions LIMIT 1"},
 		{"conditions", "SELECT flat_bytes = 1, flat_bytes > 0 AND cum_bytes > 0, flat_bytes IS NULL, name LIKE 'a%', node_id IN (1, 2), NOT flat_bytes FROM functions LIMIT 1"},

@@ -127,6 +127,19 @@ func (p *provider) Function(ctx *sql.Context, name string) (sql.Function, bool) 
 		return sql.FunctionN{Name: "from_unixtime", Fn: newFromUnixtime}, true
 	case "utc_timestamp":
 		return sql.FunctionN{Name: "utc_timestamp", Fn: newUTCTimestamp}, true
+	case "curdate", "current_date":
+		// A DATE in the session's time zone, as NOW() is; go-mysql-server's
+		// was text (BI tools saw a string column) of the server's date.
+		fn := strings.ToUpper(name)
+		return sql.Function0{Name: strings.ToLower(name), Fn: func() sql.Expression {
+			return &fnExpr{name: fn, typ: types.Date, eval: currentDate}
+		}}, true
+	case "utc_date":
+		return sql.Function0{Name: "utc_date", Fn: func() sql.Expression {
+			return &fnExpr{name: "UTC_DATE", typ: types.Date, eval: func(ctx *sql.Context, _ []any) (any, error) {
+				return dateOf(ctx.QueryTime().UTC()), nil
+			}}
+		}}, true
 	case "current_user":
 		// The authenticated account, as mysql.user names it: heapproxy's
 		// users have no host part ('ops'@'%'); USER() keeps the client's.
@@ -340,6 +353,29 @@ func newUTCTimestamp(args ...sql.Expression) (sql.Expression, error) {
 	return &fnExpr{name: "UTC_TIMESTAMP", typ: typ, eval: func(ctx *sql.Context, _ []any) (any, error) {
 		return ctx.QueryTime().UTC().Truncate(time.Second / time.Duration(pow10(fsp))), nil
 	}}, nil
+}
+
+// currentDate is CURDATE(): the date of NOW() (the statement's time in
+// the session's time zone).
+func currentDate(ctx *sql.Context, _ []any) (any, error) {
+	now, err := function.NewNow()
+	if err != nil {
+		return nil, fmt.Errorf("sqlview: CURDATE: %w", err)
+	}
+	v, err := now.Eval(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sqlview: CURDATE: %w", err)
+	}
+	t, ok := v.(time.Time)
+	if !ok {
+		return nil, fmt.Errorf("sqlview: CURDATE: NOW() is %T", v)
+	}
+	return dateOf(t), nil
+}
+
+// dateOf is t's date, at midnight.
+func dateOf(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
 
 func pow10(n int) int64 {

@@ -465,6 +465,11 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 				// Item_func_int_div: INT when it fits in 9 digits.
 				mt = mysqlTypeLong
 			}
+			if f, ok := e.(sql.FunctionExpression); ok && intDateParts[strings.ToLower(f.FunctionName())] && n < 11 {
+				// MariaDB's INT functions of a date (go-mysql-server's
+				// are BIGINT): INT below 11 characters.
+				mt = mysqlTypeLong
+			}
 			if f, ok := e.(sql.FunctionExpression); ok && tmp && signedDatePart[strings.ToLower(f.FunctionName())] {
 				// A temporary table's column has room for a sign.
 				n++
@@ -482,6 +487,62 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 		}
 	}
 	return nil
+}
+
+// intDateParts are the functions of a date MariaDB types INT (BIGINT
+// from 11 characters on) where go-mysql-server's are BIGINT.
+var intDateParts = map[string]bool{"datediff": true, "to_days": true, "weekofyear": true, "microsecond": true, "extract": true}
+
+// extractLength is EXTRACT(unit FROM x)'s length as MariaDB's
+// Item_extract::fix_length_and_dec gives it: the unit's digits, a sign
+// for units from DAY on, and a day part of 2 digits for a date or time
+// (7 for other x, an interval that may be long).
+func extractLength(e sql.Expression) (int64, bool) {
+	kids := e.Children()
+	if len(kids) != 2 {
+		return 0, false
+	}
+	unit, ok := constString(kids[0])
+	if !ok {
+		return 0, false
+	}
+	day := int64(7)
+	if t := kids[1].Type(); types.IsTime(t) || types.IsTimespan(t) {
+		day = 2
+	}
+	switch strings.ToUpper(unit) {
+	case "YEAR":
+		return 4, true
+	case "YEAR_MONTH":
+		return 6, true
+	case "QUARTER":
+		return 1, true
+	case "MONTH", "WEEK":
+		return 2, true
+	case "DAY":
+		return day + 1, true
+	case "DAY_HOUR":
+		return day + 3, true
+	case "DAY_MINUTE":
+		return day + 5, true
+	case "DAY_SECOND":
+		return day + 7, true
+	case "HOUR", "MINUTE", "SECOND":
+		return 3, true
+	case "HOUR_MINUTE", "MINUTE_SECOND":
+		return 5, true
+	case "HOUR_SECOND", "MICROSECOND":
+		return 7, true
+	case "DAY_MICROSECOND":
+		return day + 13, true
+	case "HOUR_MICROSECOND":
+		return 13, true
+	case "MINUTE_MICROSECOND":
+		return 11, true
+	case "SECOND_MICROSECOND":
+		return 9, true
+	}
+	return 0, false
 }
 
 // formatMaxDecimals is FORMAT's most fraction digits (MariaDB's
@@ -1039,7 +1100,7 @@ func stringDecimals(e sql.Expression) uint8 {
 	}
 	if f, ok := e.(sql.FunctionExpression); ok {
 		switch strings.ToLower(f.FunctionName()) {
-		case "date_format", "time_format", "from_unixtime", "hex":
+		case "date_format", "time_format", "from_unixtime", "hex", "dayname", "monthname":
 			return 0
 		}
 	}
@@ -1207,6 +1268,10 @@ func charLength(e sql.Expression, child sql.Node) (int64, bool) {
 			}
 		}
 		return 2 * n, true
+	case "dayname", "monthname":
+		// The longest name in lc_time_names' en_US (Wednesday,
+		// September).
+		return 9, true
 	case "bin", "oct", "conv":
 		// 64 digits and a sign, as Debian 12's MariaDB 10.11 defines them
 		// (TestNumericFunctionsMatchMariaDB).
@@ -1517,8 +1582,15 @@ func numLength(e sql.Expression, child sql.Node) (int64, bool) {
 	switch strings.ToLower(f.FunctionName()) {
 	case "abs", "min", "max", "any_value", "first", "last":
 		return numLength(e.Children()[0], child)
-	case "hour", "month", "day", "dayofmonth", "minute", "second", "week":
+	case "hour", "month", "day", "dayofmonth", "minute", "second", "week", "weekofyear":
 		return 2, true
+	case "microsecond", "to_days":
+		return 6, true
+	case "datediff":
+		// TO_DAYS(a) - TO_DAYS(b) (Create_func_datediff).
+		return 8, true
+	case "extract":
+		return extractLength(e)
 	case "dayofweek", "weekday", "quarter":
 		return 1, true
 	case "sign":

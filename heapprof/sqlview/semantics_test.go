@@ -317,6 +317,13 @@ func TestColumnMetadataMatchesMariaDB(t *testing.T) {
 		"SELECT 'abc', 'ünï', 1, -12, 1.5, NULL, node_id = 1, node_id IN (1, 2), node_kind LIKE 'x%', NOT (node_id > 1), node_id IS NULL, CONCAT(node_id, '#'), CONCAT(taken_at, '') FROM snapshots",
 		"SELECT node_id, node_id + 1, node_id * 2, node_id - 1000, node_id DIV 1024, node_id % 7, ABS(node_id - 5000000), taken_at, DATE(taken_at), YEARWEEK(taken_at), " +
 			"FROM_UNIXTIME(UNIX_TIMESTAMP(taken_at) DIV 3600 * 3600), TIMESTAMPDIFF(HOUR, taken_at, '2026-11-22 00:00:00'), HOUR(taken_at), DAYOFWEEK(taken_at), LENGTH(id) FROM snapshots",
+		// Functions of a date go-mysql-server types BIGINT, unsigned or
+		// TEXT; CURDATE() was TEXT.
+		"SELECT DATEDIFF(taken_at, '2026-01-01'), TO_DAYS(taken_at), DAYNAME(taken_at), MONTHNAME(taken_at), WEEKOFYEAR(taken_at), MICROSECOND(taken_at), " +
+			"CONCAT(DAYNAME(taken_at), '#'), CURDATE(), CURRENT_DATE, UTC_DATE() FROM snapshots",
+		"SELECT EXTRACT(YEAR FROM taken_at), EXTRACT(YEAR_MONTH FROM taken_at), EXTRACT(QUARTER FROM taken_at), EXTRACT(WEEK FROM taken_at), EXTRACT(DAY FROM taken_at), " +
+			"EXTRACT(DAY_HOUR FROM taken_at), EXTRACT(DAY_SECOND FROM taken_at), EXTRACT(HOUR FROM taken_at), EXTRACT(MINUTE_SECOND FROM taken_at), EXTRACT(MICROSECOND FROM taken_at), " +
+			"EXTRACT(DAY_MICROSECOND FROM taken_at), EXTRACT(HOUR_MICROSECOND FROM taken_at), EXTRACT(SECOND_MICROSECOND FROM taken_at), EXTRACT(DAY FROM '2026-11-20') FROM snapshots",
 		"SELECT COUNT(*), SUM(total_bytes), MIN(total_bytes), MAX(node_kind), MIN(taken_at), AVG(total_bytes), COUNT(DISTINCT node_kind), SUM(taken_at), AVG(taken_at), SUM(node_addr) FROM snapshots",
 		// MariaDB's temporary tables: strings over 512 characters become
 		// BLOB (a GROUP BY, DISTINCT, an ORDER BY over a join); MIN/MAX of
