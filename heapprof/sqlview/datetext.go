@@ -378,7 +378,7 @@ var dateArgs = map[string][]int{
 	"date": {0}, "timestamp": {0}, "year": {0}, "month": {0}, "day": {0}, "dayofmonth": {0}, "dayofweek": {0},
 	"dayofyear": {0}, "weekday": {0}, "weekofyear": {0}, "quarter": {0}, "to_days": {0},
 	"last_day": {0}, "dayname": {0}, "monthname": {0}, "week": {0}, "yearweek": {0}, "date_format": {0},
-	"unix_timestamp": {0}, "datediff": {0, 1}, "timestampdiff": {1, 2},
+	"unix_timestamp": {0}, "datediff": {0, 1}, "timestampdiff": {1, 2}, "convert_tz": {0},
 }
 
 // dateValue is text as a date's canonical text, with at most digits
@@ -507,6 +507,12 @@ func dateValueOp(e sql.Expression) (sql.Expression, transform.TreeIdentity, erro
 	n, err := e.WithChildren(out...)
 	if err != nil {
 		return nil, transform.SameTree, fmt.Errorf("date arguments of %T: %w", e, err)
+	}
+	if f, ok := e.(sql.FunctionExpression); ok && strings.EqualFold(f.FunctionName(), "convert_tz") {
+		// A DATETIME with the fraction digits the text writes (go-mysql-
+		// server's is always DATETIME(6): CONVERT_TZ('2026-11-20 10:00',
+		// ...) printed .000000).
+		return &typedAs{Expression: n, typ: datetimeType(textFractionDigits(out[0], datetimeTextDigits))}, transform.NewTree, nil
 	}
 	if f, ok := e.(sql.FunctionExpression); ok && strings.EqualFold(f.FunctionName(), "unix_timestamp") {
 		// go-mysql-server types UNIX_TIMESTAMP by its argument's value,

@@ -140,11 +140,17 @@ func TestDatesOfTextMatchMariaDB(t *testing.T) {
 			// TestDateTextReadAsMariaDBReadsIt).
 			continue
 		}
+		convertTZ := ", CONVERT_TZ(" + lit + ", '+00:00', '+01:00')"
+		if d.read && d.year == 1970 {
+			// MariaDB's CONVERT_TZ leaves a date outside TIMESTAMP's range
+			// (1970-01-01 00:00:00 too) as it is (README).
+			convertTZ = ""
+		}
 		for _, q := range []struct {
 			query string
 			types bool
 		}{
-			{"SELECT CAST(" + lit + " AS DATETIME(6)), CAST(" + lit + " AS DATE), CAST(" + lit + " AS DATETIME), CONVERT(" + lit + ", DATETIME(2))", true},
+			{"SELECT CAST(" + lit + " AS DATETIME(6)), CAST(" + lit + " AS DATE), CAST(" + lit + " AS DATETIME), CONVERT(" + lit + ", DATETIME(2))" + convertTZ, true},
 			{"SELECT DATE(" + lit + "), TIMESTAMP(" + lit + "), " + lit + " + INTERVAL 1 DAY, DATE_ADD(" + lit + ", INTERVAL 1 HOUR), " + lit + " - INTERVAL 1 SECOND", true},
 			{"SELECT YEAR(" + lit + "), MONTH(" + lit + "), DAY(" + lit + "), DAYOFWEEK(" + lit + "), DAYOFYEAR(" + lit + "), WEEK(" + lit + "), QUARTER(" + lit + "), WEEKDAY(" + lit + "), " +
 				"YEARWEEK(" + lit + "), LAST_DAY(" + lit + "), DATE_FORMAT(" + lit + ", '%Y-%m-%d %H:%i:%s.%f'), UNIX_TIMESTAMP(" + lit + "), TIMESTAMPDIFF(SECOND, " + lit + ", '2027-01-01')", true},

@@ -72,6 +72,9 @@ func TestDateArithmeticOfTextMatchesMariaDB(t *testing.T) {
 		"SELECT CONCAT('2026-11-20', '') + INTERVAL 1 DAY, CONCAT('2026-11-20', ' 10:00:00.25') + INTERVAL 1 DAY, UPPER('2026-11-20 10:00:00.5') - INTERVAL 1 DAY, 'abc' + INTERVAL 1 DAY",
 		"SELECT snapshot_id + INTERVAL 1 DAY, name - INTERVAL 1 HOUR FROM functions ORDER BY snapshot_id, name LIMIT 2",
 		"SELECT TIMESTAMP(CONCAT('2026-01-01', ' 10:00:00')), TIMESTAMP(CONCAT('2026-01-01', ' 10:00:00.5'))",
+		// Text of a function: its own decimals (DATE_FORMAT's none).
+		"SELECT DATE_ADD(DATE_FORMAT(taken_at, '%Y-%m-01'), INTERVAL 1 MONTH), DATE_ADD(CONCAT('2026-11-', node_id - 9980), INTERVAL 1 DAY), " +
+			"CONVERT_TZ(CONCAT('2026-11-', node_id - 9980), '+00:00', '+01:00') FROM snapshots ORDER BY id LIMIT 2",
 	} {
 		t.Run(q, func(t *testing.T) {
 			matchMariaDB(t, ctx, e, s, r, q, false, true)

@@ -463,6 +463,9 @@ func timePrecision(e sql.Expression) int {
 // (fraction), else 6; other text's decimals (CAST(x AS CHAR) and
 // DATE_FORMAT 0, string functions 6).
 func textFractionDigits(e sql.Expression, fraction func(string) (int, bool)) int {
+	if d, ok := e.(*dateValue); ok {
+		e = d.child // the text as written
+	}
 	s, ok := constText(e)
 	if !ok {
 		return min(int(stringDecimals(e)), maxFractionDigits)
