@@ -331,16 +331,16 @@ func warnCompared(ctx *sql.Context, s string, d dateText) {
 	case !d.read || d.truncated:
 		ctx.Warn(erWarnDatetime, "Truncated incorrect %s value: '%s'", d.kind(), warnedText(s))
 	case d.extraDigits:
-		noteDatetime(ctx, s, d)
+		note(ctx, erWarnDatetime, "Truncated incorrect %s value: '%s'", d.kind(), warnedText(s))
 	}
 }
 
-func noteDatetime(ctx *sql.Context, s string, d dateText) {
+// note is ctx.Warn at MariaDB's Note level.
+func note(ctx *sql.Context, code int, format string, args ...any) {
 	if ctx == nil || ctx.Session == nil {
 		return
 	}
-	ctx.Session.Warn(&sql.Warning{Level: "Note", Code: erWarnDatetime,
-		Message: fmt.Sprintf("Truncated incorrect %s value: '%s'", d.kind(), warnedText(s))})
+	ctx.Session.Warn(&sql.Warning{Level: "Note", Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
 // warnedText is text as MariaDB's date warnings show it (err_conv over

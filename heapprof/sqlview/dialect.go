@@ -631,6 +631,24 @@ func (d *dateOffset) Type() sql.Type {
 	return b.Type()
 }
 
+// textInteger is s read as MariaDB reads text as an INTEGER (my_strtoll10:
+// spaces, a sign, digits), with its warning 1292 when anything but
+// spaces follows or there are no digits, its note 1292 when spaces do.
+func textInteger(ctx *sql.Context, s string) int64 {
+	rest := strings.TrimLeft(s, " \t\n\r\f\v")
+	if rest != "" && (rest[0] == '+' || rest[0] == '-') {
+		rest = rest[1:]
+	}
+	digits := len(rest) - len(strings.TrimLeft(rest, "0123456789"))
+	switch after := rest[digits:]; {
+	case digits == 0 || strings.TrimRight(after, " ") != "":
+		ctx.Warn(erWarnDatetime, "Truncated incorrect INTEGER value: '%s'", s)
+	case after != "":
+		note(ctx, erWarnDatetime, "Truncated incorrect INTEGER value: '%s'", s)
+	}
+	return int64(leadingInt64Bits(s))
+}
+
 func timeUnit(unit string) bool {
 	return strings.Contains(unit, "HOUR") || strings.Contains(unit, "MINUTE") || strings.Contains(unit, "SECOND")
 }
@@ -670,6 +688,19 @@ func (d *dateOffset) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 			return nil, nil
 		}
 		td = &expression.TimeDelta{Microseconds: us}
+	} else if types.IsText(iv.Child.Type()) {
+		// Text counts other units as MariaDB reads text as an INTEGER:
+		// its leading integer ('1.5' DAY is 1 day, go-mysql-server's 2;
+		// 'x' is 0, go-mysql-server's ERROR 1366), warning 1292 when
+		// more follows.
+		v, err := iv.Child.Eval(ctx, row)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		n := textInteger(ctx, fmt.Sprint(v))
+		if td, err = expression.NewInterval(expression.NewLiteral(n, types.Int64), iv.Unit).EvalDelta(ctx, row); err != nil || td == nil {
+			return nil, err
+		}
 	} else if td, err = iv.EvalDelta(ctx, row); err != nil || td == nil {
 		return nil, err
 	}

@@ -81,4 +81,17 @@ func TestDateArithmeticOfTextMatchesMariaDB(t *testing.T) {
 			matchDefs(t, ctx, e, s, ref, q)
 		})
 	}
+	// A count of days, weeks or months written as text is its leading
+	// integer, as MariaDB reads text as an INTEGER ('1.5' DAY was 2 days,
+	// 'x' DAY ERROR 1366), with its warnings.
+	for _, q := range []string{
+		"SELECT '2026-11-20' + INTERVAL '1.5' DAY, '2026-11-20' + INTERVAL 'x' DAY, DATE_SUB('2026-11-20', INTERVAL ' -2abc' DAY), " +
+			"'2026-11-20 00:00:00' + INTERVAL '1.5' SECOND, '2026-11-20' + INTERVAL ' 7 ' WEEK, '2026-11-20' + INTERVAL '3' MONTH, '2026-11-20' + INTERVAL '' HOUR",
+		"SELECT id, taken_at + INTERVAL CONCAT(node_id - 10000, '.9') DAY FROM snapshots ORDER BY id",
+	} {
+		t.Run(q, func(t *testing.T) {
+			matchMariaDB(t, ctx, e, s, r, q, false, true)
+			matchMariaDB(t, ctx, e, s, r, "SHOW WARNINGS", false, false)
+		})
+	}
 }
