@@ -631,6 +631,67 @@ func (d *dateOffset) Type() sql.Type {
 	return b.Type()
 }
 
+// compoundUnits are the interval units of several fields: the first and
+// last of them (0 years, 1 months, 2 days, 3 hours, 4 minutes, 5
+// seconds, 6 microseconds), as MariaDB's get_interval_value reads them.
+var compoundUnits = map[string][2]int{
+	"YEAR_MONTH": {0, 1}, "DAY_HOUR": {2, 3}, "DAY_MINUTE": {2, 4}, "DAY_SECOND": {2, 5}, "DAY_MICROSECOND": {2, 6},
+	"HOUR_MINUTE": {3, 4}, "HOUR_SECOND": {3, 5}, "HOUR_MICROSECOND": {3, 6}, "MINUTE_SECOND": {4, 5},
+	"MINUTE_MICROSECOND": {4, 6}, "SECOND_MICROSECOND": {5, 6},
+}
+
+// compoundInterval reads s as MariaDB's get_interval_info reads an
+// interval of the fields first to last: a leading '-' negates it,
+// numbers are separated by anything else, too few fill the last fields
+// ('1:30' DAY_SECOND is 1 minute 30 seconds), a microsecond field counts
+// its digits as a fraction ('1.5' SECOND_MICROSECOND is 1.5 s). False
+// (NULL) when more follows or a field has 19 digits.
+func compoundInterval(fields [2]int, s string) (*expression.TimeDelta, bool) {
+	s = strings.TrimLeft(s, " \t\n\r\f\v")
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	skip := func() { s = strings.TrimLeftFunc(s, func(r rune) bool { return r < '0' || r > '9' }) }
+	skip()
+	count := fields[1] - fields[0] + 1
+	values := make([]int64, count)
+	digits := 0
+	for i := range count {
+		digits = len(s) - len(strings.TrimLeft(s, "0123456789"))
+		if digits >= 19 {
+			return nil, false
+		}
+		values[i], _ = strconv.ParseInt(s[:digits], 10, 64) // "" is 0
+		s = s[digits:]
+		skip()
+		if s == "" && i != count-1 {
+			// Fewer numbers than fields: they are the last ones.
+			values = append(make([]int64, count-i-1), values[:i+1]...)
+			break
+		}
+	}
+	if fields[1] == 6 && digits > 0 {
+		switch {
+		case digits < 6:
+			values[count-1] *= pow10(6 - digits)
+		case digits > 6:
+			values[count-1] /= pow10(digits - 6)
+		}
+	}
+	if s != "" {
+		return nil, false
+	}
+	var all [7]int64
+	for i, v := range values {
+		if neg {
+			v = -v
+		}
+		all[fields[0]+i] = v
+	}
+	return &expression.TimeDelta{Years: all[0], Months: all[1], Days: all[2], Hours: all[3], Minutes: all[4], Seconds: all[5], Microseconds: all[6]}, true
+}
+
 // textInteger is s read as MariaDB reads text as an INTEGER (my_strtoll10:
 // spaces, a sign, digits), with its warning 1292 when anything but
 // spaces follows or there are no digits, its note 1292 when spaces do.
@@ -688,6 +749,14 @@ func (d *dateOffset) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 			return nil, nil
 		}
 		td = &expression.TimeDelta{Microseconds: us}
+	} else if fields, ok := compoundUnits[iv.Unit]; ok {
+		v, err := iv.Child.Eval(ctx, row)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		if td, ok = compoundInterval(fields, fmt.Sprint(v)); !ok {
+			return nil, nil
+		}
 	} else if types.IsText(iv.Child.Type()) {
 		// Text counts other units as MariaDB reads text as an INTEGER:
 		// its leading integer ('1.5' DAY is 1 day, go-mysql-server's 2;

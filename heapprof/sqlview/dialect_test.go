@@ -88,6 +88,13 @@ func TestDateArithmeticOfTextMatchesMariaDB(t *testing.T) {
 		"SELECT '2026-11-20' + INTERVAL '1.5' DAY, '2026-11-20' + INTERVAL 'x' DAY, DATE_SUB('2026-11-20', INTERVAL ' -2abc' DAY), " +
 			"'2026-11-20 00:00:00' + INTERVAL '1.5' SECOND, '2026-11-20' + INTERVAL ' 7 ' WEEK, '2026-11-20' + INTERVAL '3' MONTH, '2026-11-20' + INTERVAL '' HOUR",
 		"SELECT id, taken_at + INTERVAL CONCAT(node_id - 10000, '.9') DAY FROM snapshots ORDER BY id",
+		// Units of two fields (ERROR 1064 before): MariaDB's reading of
+		// the text, the columns named as written.
+		"SELECT taken_at + INTERVAL '1:30' HOUR_MINUTE, DATE_SUB(taken_at, INTERVAL '1 2:3:4' DAY_SECOND), '2026-11-20' + INTERVAL '2-3' YEAR_MONTH, " +
+			"'2026-11-20' + INTERVAL '1:2:3.5' HOUR_MICROSECOND, taken_at - INTERVAL '-1:30' hour_minute, taken_at + INTERVAL '1:30' DAY_SECOND, " +
+			"taken_at + INTERVAL 1.5 HOUR_MINUTE, taken_at + INTERVAL '1.1234567' SECOND_MICROSECOND, taken_at + INTERVAL '1:2:3' HOUR_MINUTE, " +
+			"EXTRACT(HOUR_MINUTE FROM taken_at) FROM snapshots ORDER BY id LIMIT 2",
+		"SELECT COUNT(*) FROM snapshots WHERE taken_at > '2026-11-21 03:00' - INTERVAL '1 1:30' DAY_MINUTE",
 	} {
 		t.Run(q, func(t *testing.T) {
 			matchMariaDB(t, ctx, e, s, r, q, false, true)

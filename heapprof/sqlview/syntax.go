@@ -127,6 +127,12 @@ func (e *Engine) reparse(query string, parseErr error) (ast.Statement, string, e
 	if st := describeColumns(toks); st != nil {
 		return st, query, nil
 	}
+	if quoted, units, ok := quoteIntervalUnits(query, toks); ok {
+		if st, err := ast.Parse(quoted); err == nil {
+			unquoteUnitNames(st, units)
+			return st, quoted, nil
+		}
+	}
 	if quoted, ok := quoteQualifiedKeywords(query, toks); ok {
 		if st, err := ast.Parse(quoted); err == nil {
 			return st, quoted, nil
@@ -185,6 +191,47 @@ func quoteQualifiedKeywords(query string, toks []token) (string, bool) {
 	}
 	b.WriteString(query[last:])
 	return b.String(), true
+}
+
+// quoteIntervalUnits quotes the units of two fields after INTERVAL x
+// (HOUR_MINUTE, YEAR_MONTH, ...): the parser takes an identifier there
+// but has those units as reserved words, so `x + INTERVAL '1:30'
+// HOUR_MINUTE` was ERROR 1064 (EXTRACT(HOUR_MINUTE FROM x), which it
+// reads, is left alone). units are the words quoted.
+func quoteIntervalUnits(query string, toks []token) (string, []string, bool) {
+	var b strings.Builder
+	var units []string
+	last := 0
+	for i, t := range toks {
+		if t.kind != 'w' || i == 0 || toks[i-1].kind == '(' || i+1 < len(toks) && toks[i+1].is("FROM") {
+			continue
+		}
+		if _, ok := compoundUnits[strings.ToUpper(t.text)]; !ok {
+			continue
+		}
+		b.WriteString(query[last:t.start])
+		b.WriteString("`" + t.text + "`")
+		last = t.end
+		units = append(units, t.text)
+	}
+	if last == 0 {
+		return "", nil, false
+	}
+	b.WriteString(query[last:])
+	return b.String(), units, true
+}
+
+// unquoteUnitNames takes quoteIntervalUnits' quotes out of the select
+// items' names: a column is named as the statement wrote it.
+func unquoteUnitNames(st ast.Statement, units []string) {
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		if ae, ok := node.(*ast.AliasedExpr); ok {
+			for _, u := range units {
+				ae.InputExpression = strings.ReplaceAll(ae.InputExpression, "`"+u+"`", u)
+			}
+		}
+		return true, nil
+	}, st)
 }
 
 // notNames gives a select item that starts with NOT its whole text as
