@@ -76,16 +76,28 @@ func datePunct(b byte) bool {
 // and the time apart by 'T', punctuation or spaces. Two-digit years
 // below 70 are 20xx, others 19xx.
 func readDateText(s string) dateText {
-	var d dateText
+	body, neg, garbage := textBody(s)
+	if neg || len(body) == 0 || !dateDigit(body[0]) {
+		return dateText{}
+	}
+	d, _ := readDateBody(body, true)
+	if d.read && garbage {
+		d.truncated = true
+	}
+	return d
+}
+
+// textBody is MariaDB's find_body: s without leading spaces and sign
+// (neg: it was '-') and without trailing spaces and letters (garbage:
+// there were letters).
+func textBody(s string) (body []byte, neg, garbage bool) {
 	b := []byte(s)
 	i := 0
 	for i < len(b) && dateSpace(b[i]) {
 		i++
 	}
 	if i < len(b) && (b[i] == '-' || b[i] == '+') {
-		if b[i] == '-' {
-			return d // a negative date: none
-		}
+		neg = b[i] == '-'
 		i++
 	}
 	for i < len(b) && dateSpace(b[i]) {
@@ -103,16 +115,28 @@ func readDateText(s string) dateText {
 		if c == 'T' && end-2 >= i && dateDigit(b[end-2]) {
 			break
 		}
-		d.truncated = true
+		garbage = true
 	}
-	body := b[i:end]
-	if len(body) == 0 || !dateDigit(body[0]) {
-		return d
-	}
-	r := dateReader{b: body}
+	return b[i:end], neg, garbage
+}
+
+// bodyRead is how far readDateBody got: the fields it read, where it
+// stopped reading them, and whether they were out of range.
+type bodyRead struct {
+	fields, end int
+	outOfRange  bool
+}
+
+// readDateBody is MariaDB's str_to_datetime_or_date_body over a body
+// that starts with a digit; punctSep: punctuation may separate the date
+// from the time (else it ends the reading: no date).
+func readDateBody(body []byte, punctSep bool) (dateText, bodyRead) {
+	var d dateText
+	r := dateReader{b: body, punctSep: punctSep}
 	yearDigits := d.readFields(&r)
+	br := bodyRead{fields: r.fields, end: r.i}
 	if r.fields < 3 {
-		return dateText{}
+		return dateText{}, br
 	}
 	if !r.bad && r.i < len(body) && body[r.i] == '.' {
 		r.i++
@@ -131,6 +155,7 @@ func readDateText(s string) dateText {
 			r.i++
 			d.extraDigits = true
 		}
+		br.end = r.i
 	}
 	if r.bad {
 		d.truncated = true
@@ -144,7 +169,8 @@ func readDateText(s string) dateText {
 		}
 	}
 	if d.year > 9999 || d.month > 12 || d.day > 31 || d.hour > 23 || d.minute > 59 || d.second > 59 {
-		return dateText{}
+		br.outOfRange = true
+		return dateText{}, br
 	}
 	if notZero && d.month > 0 && d.day > daysIn(d.year, d.month) {
 		d.badDay = true
@@ -152,8 +178,8 @@ func readDateText(s string) dateText {
 	if r.i != len(body) {
 		d.truncated = true
 	}
-	d.read, d.datetime = true, r.fields > 3
-	return d
+	d.read, d.datetime = true, br.fields > 3
+	return d, br
 }
 
 // readFields reads the year to the second into d and returns how many
@@ -218,10 +244,11 @@ func (d *dateText) readFields(r *dateReader) int {
 
 // dateReader walks a date's text; fields counts the numbers read.
 type dateReader struct {
-	b      []byte
-	i      int
-	fields int
-	bad    bool // a field or separator was not where it belonged
+	b        []byte
+	i        int
+	fields   int
+	bad      bool // a field or separator was not where it belonged
+	punctSep bool // punctuation may separate the date and the time
 }
 
 func (r *dateReader) digitsAt(i int) int {
@@ -273,9 +300,13 @@ func (r *dateReader) dateTimeSeparator() bool {
 	if r.i >= len(r.b) {
 		return true
 	}
-	if c := r.b[r.i]; c == 'T' || datePunct(c) {
+	if c := r.b[r.i]; c == 'T' || datePunct(c) && r.punctSep {
 		r.i++
 		return true
+	}
+	if datePunct(r.b[r.i]) {
+		r.fields = 0 // MariaDB's hard abort: no date
+		return false
 	}
 	if !dateSpace(r.b[r.i]) {
 		return false
@@ -475,7 +506,11 @@ func dateValueOp(e sql.Expression) (sql.Expression, transform.TreeIdentity, erro
 	case *dateOffset:
 		args = []int{0}
 	case sql.FunctionExpression:
-		args = dateArgs[strings.ToLower(x.FunctionName())]
+		name := strings.ToLower(x.FunctionName())
+		if kids := e.Children(); timeFields[name] != nil && len(kids) == 1 && (types.IsText(kids[0].Type()) || types.IsTimespan(kids[0].Type())) {
+			return &timeField{wrapped: wrapped{kids[0]}, name: name, typ: types.Int32}, transform.NewTree, nil
+		}
+		args = dateArgs[name]
 	}
 	kids := e.Children()
 	var out []sql.Expression

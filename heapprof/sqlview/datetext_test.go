@@ -190,3 +190,70 @@ func TestCurrentDateMatchesMariaDB(t *testing.T) {
 		}
 	}
 }
+
+// timeTexts are text a user may give HOUR(), MINUTE(), SECOND() and
+// MICROSECOND(): times of MariaDB's forms (hours past a day, days,
+// digits alone), dates and datetimes, and text that is none.
+func timeTexts() []string {
+	return []string{
+		"10:05:03", "35:00:00", "35:00:00x", "900:00:00", "838:59:59.9999999", "10:61:00", "-01:30:00", "- 01:30:00",
+		"2026-11-20 10:00", "2026-11-20 10:05:03.25", "2026-11-20", "2026-11-20T10", "11:22:33T", "1 11", "1 2:3:4.5",
+		"10:05", "10", "10.5", "123456", "1234567", "12:34:56:78", "  10:00 ", "10:00:00e5", "10:00:00.1234567",
+		"x", "", "10:00:00.", "10:00:00.ab", "2026/11/20 10:05:03", "26-11-20 10:05", "20261120100503", "4294967296:59:59",
+	}
+}
+
+// TestTimeTextReadAsMariaDBReadsIt: readTimeText gives the time MariaDB
+// gives each text (CAST(text AS TIME(6)), NULL for none).
+func TestTimeTextReadAsMariaDBReadsIt(t *testing.T) {
+	ctx := context.Background()
+	r := refConn(t)
+	for _, s := range timeTexts() {
+		_, _, rows, err := r.answer(ctx, "SELECT CAST("+sqlString(s)+" AS TIME(6))")
+		if err != nil {
+			t.Fatalf("%q: MariaDB: %v", s, err)
+		}
+		want := rows[0][0]
+		tt := readTimeText(s)
+		got := "NULL"
+		if tt.read {
+			sign := ""
+			if tt.neg && tt.hour|tt.minute|tt.second|tt.micro != 0 {
+				sign = "-"
+			}
+			got = fmt.Sprintf("%s%02d:%02d:%02d.%06d", sign, tt.hour, tt.minute, tt.second, tt.micro)
+		}
+		if got != want {
+			t.Errorf("%q: read as %s, MariaDB %s", s, got, want)
+		}
+	}
+}
+
+// TestTimeFieldsMatchMariaDB: HOUR(), MINUTE(), SECOND() and
+// MICROSECOND() of text read it as a TIME, and of a TIME do not take the
+// hours modulo 24, as on MariaDB (HOUR('10:05:03') was NULL,
+// HOUR(TIMEDIFF(...)) of 33 hours 9), with MariaDB's warnings.
+func TestTimeFieldsMatchMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	r := refConn(t)
+	for _, text := range timeTexts() {
+		lit := sqlString(text)
+		q := "SELECT HOUR(" + lit + "), MINUTE(" + lit + "), SECOND(" + lit + "), MICROSECOND(" + lit + ")"
+		t.Run(q, func(t *testing.T) {
+			clearWarnings(t, r)
+			matchMariaDB(t, ctx, e, s, r, q, false, true)
+			matchMariaDB(t, ctx, e, s, r, "SHOW WARNINGS", false, false)
+		})
+	}
+	for _, q := range []string{
+		"SELECT id, HOUR(TIMEDIFF(taken_at, '2026-11-19 00:00:00')), MINUTE(TIMEDIFF('10:00:00', taken_at)), SECOND(SEC_TO_TIME(3725)), " +
+			"MICROSECOND(TIMEDIFF(taken_at, '2026-11-19 00:00:00')), HOUR(CONCAT(node_id - 9990, ':30')) FROM snapshots ORDER BY id",
+	} {
+		t.Run(q, func(t *testing.T) {
+			clearWarnings(t, r)
+			matchMariaDB(t, ctx, e, s, r, q, false, true)
+			matchMariaDB(t, ctx, e, s, r, "SHOW WARNINGS", false, false)
+		})
+	}
+}

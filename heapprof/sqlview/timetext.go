@@ -1,0 +1,260 @@
+package sqlview
+
+// Text read as a TIME the way MariaDB reads it (sql-common/my_time.c,
+// str_to_datetime_or_date_or_time and str_to_DDhhmmssff_internal,
+// MariaDB 10.11), for HOUR(), MINUTE(), SECOND() and MICROSECOND() of
+// text, which go-mysql-server read as a DATETIME only: HOUR('10:05:03')
+// was NULL (10 on MariaDB), HOUR('35:00:00') NULL (35).
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+)
+
+// timeText is text read as a TIME: hours beyond a day ('35:00:00', '1
+// 11' is 35 hours), never above 838:59:59.999999.
+type timeText struct {
+	neg                         bool
+	hour, minute, second, micro int64
+	// read: a time was read (else NULL, warning "Incorrect time value").
+	read bool
+	// truncated: text around it was ignored, a date's part dropped or
+	// the value cut to 838:59:59 (warning "Truncated incorrect time
+	// value"), extraDigits: fraction digits past the sixth were (a note).
+	truncated, extraDigits bool
+}
+
+// maxTimeHour is TIME's largest hour.
+const maxTimeHour = 838
+
+func readTimeText(s string) timeText {
+	body, neg, garbage := textBody(s)
+	if len(body) == 0 || !dateDigit(body[0]) {
+		return timeText{}
+	}
+	if datetimeCandidate(body) {
+		d, br := readDateBody(body, false)
+		used := body[:br.end]
+		dateOnly := bytes.IndexByte(used, 'T') >= 0 || bytes.IndexByte(used, ':') < 0
+		switch {
+		case d.read && (d.datetime || dateOnly):
+			if neg {
+				return timeText{}
+			}
+			t := timeText{read: true, truncated: d.truncated || garbage || !d.datetime, extraDigits: d.extraDigits}
+			if d.datetime {
+				t.hour, t.minute, t.second, t.micro = int64(d.hour), int64(d.minute), int64(d.second), int64(d.micro)
+			}
+			return t
+		case br.outOfRange && (br.fields > 3 || dateOnly):
+			return timeText{}
+		}
+	}
+	t := readDDhhmmssff(body)
+	if !t.read {
+		return timeText{}
+	}
+	t.neg = neg
+	t.truncated = t.truncated || garbage
+	return t
+}
+
+// datetimeCandidate is MariaDB's is_datetime_body_candidate for a TIME
+// that allows no delimited or numeric dates: 12 characters or more, a
+// 'T', or a space after punctuation.
+func datetimeCandidate(body []byte) bool {
+	if len(body) >= 12 {
+		return true
+	}
+	if len(body) < 6 {
+		return false
+	}
+	punct := 0
+	for _, c := range body {
+		switch {
+		case c == 'T':
+			return true
+		case c == ' ':
+			return punct > 0
+		case datePunct(c):
+			punct++
+		}
+	}
+	return false
+}
+
+// readDDhhmmssff reads [DD ]hh:mm:ss[.ffffff], hh:mm, or digits alone
+// as [hh]mmss, as MariaDB's str_to_DDhhmmssff_internal does.
+func readDDhhmmssff(b []byte) timeText {
+	i := 0
+	var value uint64
+	for ; i < len(b) && dateDigit(b[i]); i++ {
+		value = value*10 + uint64(b[i]-'0')
+		if value >= 42949672955959 {
+			return timeText{}
+		}
+	}
+	endOfDays := i
+	for i < len(b) && dateSpace(b[i]) {
+		i++
+	}
+	var date [5]uint64
+	state := 0
+	foundDays, foundHours := false, false
+	switch {
+	case len(b)-i > 1 && i != endOfDays && dateDigit(b[i]):
+		date[0], state, foundDays = value, 1, true
+	case len(b)-i > 1 && b[i] == ':' && dateDigit(b[i+1]):
+		if value >= 1<<32-1 {
+			return timeText{}
+		}
+		date[1], state, foundHours = value, 2, true
+		i++
+	default:
+		date[1], date[2], date[3], state = value/10000, value/100%100, value%100, 4
+	}
+	if state < 4 {
+		for {
+			value = 0
+			for ; i < len(b) && dateDigit(b[i]); i++ {
+				value = value*10 + uint64(b[i]-'0')
+			}
+			date[state] = value
+			state++
+			if state == 4 || len(b)-i < 2 || b[i] != ':' || !dateDigit(b[i+1]) {
+				break
+			}
+			i++
+		}
+		if state != 4 && !foundHours && !foundDays {
+			copy(date[4-(state-1):4], date[1:state])
+			clear(date[:4-(state-1)])
+		}
+	}
+	var t timeText
+	if i < len(b) && b[i] == '.' {
+		i++
+		start := i
+		for i < len(b) && i < start+6 && dateDigit(b[i]) {
+			date[4] = date[4]*10 + uint64(b[i]-'0')
+			i++
+		}
+		if i == start && i < len(b) {
+			t.truncated = true
+		}
+		for n := i - start; n < 6; n++ {
+			date[4] *= 10
+		}
+		for i < len(b) && dateDigit(b[i]) {
+			i++
+			t.extraDigits = true
+		}
+	}
+	if len(b)-i > 1 && (b[i] == 'e' || b[i] == 'E') &&
+		(dateDigit(b[i+1]) || (b[i+1] == '-' || b[i+1] == '+') && len(b)-i > 2 && dateDigit(b[i+2])) {
+		return timeText{}
+	}
+	for _, v := range date {
+		if v > 1<<32-1 {
+			return timeText{}
+		}
+	}
+	hour := date[0]*24 + date[1]
+	if hour > 1<<32-1 || date[2] >= 60 || date[3] >= 60 {
+		return timeText{}
+	}
+	t.read = true
+	t.hour, t.minute, t.second, t.micro = int64(hour), int64(date[2]), int64(date[3]), int64(date[4])
+	if hour > maxTimeHour {
+		t.hour, t.minute, t.second, t.micro = maxTimeHour, 59, 59, 999999
+		t.truncated = true
+	}
+	if i != len(b) {
+		t.truncated = true
+	}
+	return t
+}
+
+// timeOfText is s read as a TIME, with MariaDB's warning 1292; nil when
+// it is none.
+func timeOfText(ctx *sql.Context, s string) *timeText {
+	t := readTimeText(s)
+	switch {
+	case !t.read:
+		ctx.Warn(erWarnDatetime, "Incorrect time value: '%s'", warnedText(s))
+		return nil
+	case t.truncated:
+		ctx.Warn(erWarnDatetime, "Truncated incorrect time value: '%s'", warnedText(s))
+	case t.extraDigits:
+		note(ctx, erWarnDatetime, "Truncated incorrect time value: '%s'", warnedText(s))
+	}
+	return &t
+}
+
+// timeFields are HOUR, MINUTE, SECOND and MICROSECOND, each a field of a
+// TIME.
+var timeFields = map[string]func(t *timeText) int64{
+	"hour":        func(t *timeText) int64 { return t.hour },
+	"minute":      func(t *timeText) int64 { return t.minute },
+	"second":      func(t *timeText) int64 { return t.second },
+	"microsecond": func(t *timeText) int64 { return t.micro },
+}
+
+// timeField is HOUR(x), MINUTE(x), SECOND(x) or MICROSECOND(x) of a TIME
+// or of text, as MariaDB answers them: a TIME's hours are not taken
+// modulo 24 (go-mysql-server made the TIME a time of today:
+// HOUR(TIMEDIFF(...)) of 33 hours was 9), text is read as a TIME.
+type timeField struct {
+	wrapped
+	name string
+	typ  sql.Type
+}
+
+var _ sql.FunctionExpression = (*timeField)(nil)
+
+func (f *timeField) FunctionName() string { return f.name }
+func (f *timeField) Description() string {
+	return "MariaDB's " + strings.ToUpper(f.name) + " (heapprof/sqlview)"
+}
+func (f *timeField) String() string   { return strings.ToUpper(f.name) + "(" + f.child.String() + ")" }
+func (f *timeField) IsNullable() bool { return true }
+func (f *timeField) Type() sql.Type   { return f.typ }
+
+func (f *timeField) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := f.child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	if v, err = sql.UnwrapAny(ctx, v); err != nil {
+		return nil, err
+	}
+	var t *timeText
+	switch x := v.(type) {
+	case types.Timespan:
+		us := x.AsMicroseconds()
+		if us < 0 {
+			us = -us
+		}
+		t = &timeText{hour: us / 3_600_000_000, minute: us / 60_000_000 % 60, second: us / 1_000_000 % 60, micro: us % 1_000_000}
+	case []byte:
+		t = timeOfText(ctx, string(x))
+	case string:
+		t = timeOfText(ctx, x)
+	default:
+		return nil, fmt.Errorf("%s of %T", strings.ToUpper(f.name), v)
+	}
+	if t == nil {
+		return nil, nil
+	}
+	return int32(timeFields[f.name](t)), nil
+}
+
+func (f *timeField) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	return withChild(f, c, func(c sql.Expression) sql.Expression {
+		return &timeField{wrapped: wrapped{c}, name: f.name, typ: f.typ}
+	})
+}
