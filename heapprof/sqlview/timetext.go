@@ -211,7 +211,6 @@ var timeFields = map[string]func(t *timeText) int64{
 type timeField struct {
 	wrapped
 	name string
-	typ  sql.Type
 }
 
 var _ sql.FunctionExpression = (*timeField)(nil)
@@ -222,7 +221,7 @@ func (f *timeField) Description() string {
 }
 func (f *timeField) String() string   { return strings.ToUpper(f.name) + "(" + f.child.String() + ")" }
 func (f *timeField) IsNullable() bool { return true }
-func (f *timeField) Type() sql.Type   { return f.typ }
+func (f *timeField) Type() sql.Type   { return types.Int32 }
 
 func (f *timeField) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	v, err := f.child.Eval(ctx, row)
@@ -255,6 +254,6 @@ func (f *timeField) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 
 func (f *timeField) WithChildren(c ...sql.Expression) (sql.Expression, error) {
 	return withChild(f, c, func(c sql.Expression) sql.Expression {
-		return &timeField{wrapped: wrapped{c}, name: f.name, typ: f.typ}
+		return &timeField{wrapped: wrapped{c}, name: f.name}
 	})
 }
