@@ -130,13 +130,8 @@ func dateCompareRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan
 }
 
 func dateCompareNode(ctx *sql.Context, n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-	return transform.Node(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-		if _, ok := n.(sql.Expressioner); !ok {
-			return n, transform.SameTree, nil
-		}
-		return transform.OneNodeExpressions(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-			return dateCompareOp(ctx, e)
-		})
+	return nodeExprs(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		return dateCompareOp(ctx, e)
 	})
 }
 

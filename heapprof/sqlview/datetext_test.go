@@ -97,6 +97,11 @@ func TestDatesComparedWithTextMatchMariaDB(t *testing.T) {
 	for _, q := range []string{
 		"SELECT id, taken_at > CONCAT('2026-11-2', node_id - 10001, ' 09') FROM snapshots ORDER BY id",
 		"SELECT id, taken_at < CONCAT('x', node_id) FROM snapshots ORDER BY id",
+		// In derived tables, CTEs and under aliases that HAVING reads.
+		"SELECT COUNT(*) FROM (SELECT id FROM snapshots WHERE taken_at > '2026/11/20 09') x",
+		"WITH t AS (SELECT taken_at FROM snapshots WHERE taken_at < '2026-11-20 10') SELECT COUNT(*) FROM t",
+		"SELECT taken_at > '2026/11/20 09' AS late, COUNT(*) FROM snapshots GROUP BY late HAVING late = 1",
+		"SELECT DATE(CONCAT('2026/11/', node_id - 9980)) AS d, COUNT(*) c FROM snapshots GROUP BY d HAVING c > 0 ORDER BY d",
 	} {
 		t.Run(q, func(t *testing.T) {
 			clearWarnings(t, r)

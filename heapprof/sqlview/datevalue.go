@@ -105,11 +105,8 @@ func dateValueRule(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Sco
 }
 
 func dateValueNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-	return transform.Node(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-		if _, ok := n.(sql.Expressioner); !ok {
-			return n, transform.SameTree, nil
-		}
-		return transform.OneNodeExpressions(n, dateValueOp)
+	return nodeExprs(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		return dateValueOp(e)
 	})
 }
 
