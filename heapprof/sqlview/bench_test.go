@@ -47,6 +47,7 @@ func BenchmarkQuery(b *testing.B) {
 		{"filter double", "SELECT COUNT(*) FROM heapprof.functions WHERE flat_pct > 0.05"},
 		{"filter in list", "SELECT COUNT(*) FROM heapprof.functions WHERE flat_pct IN (0.05, 0.5, 5)"},
 		{"filter decimal", "SELECT COUNT(*) FROM heapprof.functions WHERE flat_bytes / 1048576 > 0.5"},
+		{"filter date text", "SELECT COUNT(*) FROM heapprof.functions WHERE taken_at > '2026-11-20 09:00:00'"},
 	} {
 		benchQuery(b, e, s, bq.name, bq.query)
 	}
