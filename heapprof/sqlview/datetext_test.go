@@ -234,17 +234,18 @@ func TestTimeTextReadAsMariaDBReadsIt(t *testing.T) {
 	}
 }
 
-// TestTimeFieldsMatchMariaDB: HOUR(), MINUTE(), SECOND() and
-// MICROSECOND() of text read it as a TIME, and of a TIME do not take the
-// hours modulo 24, as on MariaDB (HOUR('10:05:03') was NULL,
-// HOUR(TIMEDIFF(...)) of 33 hours 9), with MariaDB's warnings.
+// TestTimeFieldsMatchMariaDB: HOUR(), MINUTE(), SECOND(), MICROSECOND()
+// and CAST(... AS TIME) of text read it as a TIME, and of a TIME do not
+// take the hours modulo 24, as on MariaDB (HOUR('10:05:03') was NULL,
+// HOUR(TIMEDIFF(...)) of 33 hours 9, CAST(taken_at AS TIME) kept the
+// fraction), with MariaDB's warnings.
 func TestTimeFieldsMatchMariaDB(t *testing.T) {
 	ctx := context.Background()
 	e, s := newFixtureEngine(t)
 	r := refConn(t)
 	for _, text := range timeTexts() {
 		lit := sqlString(text)
-		q := "SELECT HOUR(" + lit + "), MINUTE(" + lit + "), SECOND(" + lit + "), MICROSECOND(" + lit + ")"
+		q := "SELECT HOUR(" + lit + "), MINUTE(" + lit + "), SECOND(" + lit + "), MICROSECOND(" + lit + "), CAST(" + lit + " AS TIME)"
 		t.Run(q, func(t *testing.T) {
 			clearWarnings(t, r)
 			matchMariaDB(t, ctx, e, s, r, q, false, true)
@@ -254,6 +255,8 @@ func TestTimeFieldsMatchMariaDB(t *testing.T) {
 	for _, q := range []string{
 		"SELECT id, HOUR(TIMEDIFF(taken_at, '2026-11-19 00:00:00')), MINUTE(TIMEDIFF('10:00:00', taken_at)), SECOND(SEC_TO_TIME(3725)), " +
 			"MICROSECOND(TIMEDIFF(taken_at, '2026-11-19 00:00:00')), HOUR(CONCAT(node_id - 9990, ':30')) FROM snapshots ORDER BY id",
+		// CAST(x AS TIME(n)) cuts x's fraction to n digits.
+		"SELECT id, CAST(taken_at AS TIME), TIME_TO_SEC(CAST(taken_at AS TIME(3))), CAST(CONCAT(node_id - 9990, ':30:15.75') AS TIME) FROM snapshots ORDER BY id",
 	} {
 		t.Run(q, func(t *testing.T) {
 			clearWarnings(t, r)

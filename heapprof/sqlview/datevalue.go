@@ -125,6 +125,9 @@ func dateValueOp(e sql.Expression) (sql.Expression, transform.TreeIdentity, erro
 		if dt, ok := x.Type().(sql.DatetimeType); ok && types.IsTime(dt) {
 			args, digits = []int{0}, dt.Precision()
 		}
+		if types.IsTimespan(x.Type()) {
+			return &timeCast{conv: x, digits: timePrecision(x)}, transform.NewTree, nil
+		}
 	case *dateOffset:
 		args = []int{0}
 	case sql.FunctionExpression:

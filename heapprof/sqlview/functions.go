@@ -446,6 +446,9 @@ var castTimeSuffix = regexp.MustCompile(`, time(?:\((\d)\))?\)$`)
 // type does not keep: CAST(x AS TIME(n))'s n (read from the CAST's text,
 // which alone says it), 0 for other TIMEs (SEC_TO_TIME of an integer).
 func timePrecision(e sql.Expression) int {
+	if tc, ok := unalias(e).(*timeCast); ok {
+		return tc.digits
+	}
 	c, ok := unalias(e).(*expression.Convert)
 	if !ok {
 		return 0

@@ -43,6 +43,7 @@ const (
 	mysqlTypeBlob       = 252
 	mysqlTypeVarString  = 253
 	mysqlTypeString     = 254
+	mysqlTypeTime       = 11
 )
 
 // MariaDB's limits for string results: MAX_BLOB_WIDTH octets, a VARCHAR's
@@ -333,6 +334,14 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 			width += dec + 1
 		}
 		return &colMeta{typ: mysqlTypeString, length: uint32(width * resultCharsetMaxLen), decimals: uint8(dec)}
+	}
+	if tc, ok := unalias(e).(*timeCast); ok {
+		// CAST(x AS TIME(n)): hh:mm:ss and n fraction digits.
+		length := 10
+		if tc.digits > 0 {
+			length += tc.digits + 1
+		}
+		return &colMeta{typ: mysqlTypeTime, length: uint32(length), decimals: uint8(tc.digits)}
 	}
 	if q := inSubqueryOf(unalias(e)); q != nil && readsRows(q.Query) {
 		// x IN (SELECT ... FROM t) as a select item is 21 long on

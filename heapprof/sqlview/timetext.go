@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -256,4 +257,64 @@ func (f *timeField) WithChildren(c ...sql.Expression) (sql.Expression, error) {
 	return withChild(f, c, func(c sql.Expression) sql.Expression {
 		return &timeField{wrapped: wrapped{c}, name: f.name}
 	})
+}
+
+// timeCast is CAST(x AS TIME(n)) as MariaDB computes it: text read as a
+// TIME (readTimeText, with its warnings), and the fraction cut (not
+// rounded) to n digits. go-mysql-server kept x's fraction:
+// CAST(taken_at AS TIME) was 09:00:00.123456, 09:00:00 on MariaDB.
+type timeCast struct {
+	conv   *expression.Convert
+	digits int
+}
+
+var _ sql.Expression = (*timeCast)(nil)
+
+func (c *timeCast) Resolved() bool             { return c.conv.Resolved() }
+func (c *timeCast) IsNullable() bool           { return true }
+func (c *timeCast) Children() []sql.Expression { return c.conv.Children() }
+func (c *timeCast) String() string             { return c.conv.String() }
+func (c *timeCast) Type() sql.Type             { return c.conv.Type() }
+
+func (c *timeCast) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	var ts types.Timespan
+	if types.IsText(c.conv.Child.Type()) {
+		v, err := c.conv.Child.Eval(ctx, row)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		t := timeOfText(ctx, fmt.Sprint(v))
+		if t == nil {
+			return nil, nil
+		}
+		us := ((t.hour*60+t.minute)*60+t.second)*1_000_000 + t.micro
+		if t.neg {
+			us = -us
+		}
+		ts = types.Time.MicrosecondsToTimespan(us)
+	} else {
+		v, err := c.conv.Eval(ctx, row)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		x, ok := v.(types.Timespan)
+		if !ok {
+			return v, nil
+		}
+		ts = x
+	}
+	unit := pow10(maxFractionDigits - c.digits)
+	return types.Time.MicrosecondsToTimespan(ts.AsMicroseconds() / unit * unit), nil
+}
+
+func (c *timeCast) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
+	conv, err := c.conv.WithChildren(kids...)
+	if err != nil {
+		return nil, err
+	}
+	cv, ok := conv.(*expression.Convert)
+	if !ok {
+		return nil, fmt.Errorf("CAST AS TIME rebuilt as %T", conv)
+	}
+	return &timeCast{conv: cv, digits: c.digits}, nil
 }
