@@ -6,11 +6,12 @@ package sqlview
 // between real dates, and text that is no date is the zero date, with
 // MariaDB's warning 1292. dateCompareRule runs on the analyzed plan, as
 // padSpaceRule does: it gives the operands of =, <=>, <, <=, >, >=, <>
-// and BETWEEN (and IN, which dateInRule made =s) one dateCmpType when one is a DATE, DATETIME or
-// TIMESTAMP and the others are text or dates; each operand then answers
-// its packed value (dateOperand). Text made of literals is read once,
-// while planning (datePacked), so its warning comes once per statement as
-// on MariaDB; other text is read row by row.
+// and BETWEEN (and IN, which dateInRule made =s) one dateCmpType when
+// one is a DATE, DATETIME or TIMESTAMP and the others are text or dates;
+// each operand then answers its packed value (dateOperand). Text made of
+// literals is read once, while planning (datePacked), so its warning
+// comes once per statement as on MariaDB; other text is read row by row.
+// CASE x WHEN of a date and text is left to go-mysql-server.
 
 import (
 	"cmp"

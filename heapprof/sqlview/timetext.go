@@ -2,9 +2,10 @@ package sqlview
 
 // Text read as a TIME the way MariaDB reads it (sql-common/my_time.c,
 // str_to_datetime_or_date_or_time and str_to_DDhhmmssff_internal,
-// MariaDB 10.11), for HOUR(), MINUTE(), SECOND() and MICROSECOND() of
-// text, which go-mysql-server read as a DATETIME only: HOUR('10:05:03')
-// was NULL (10 on MariaDB), HOUR('35:00:00') NULL (35).
+// MariaDB 10.11), for HOUR(), MINUTE(), SECOND(), MICROSECOND() and
+// CAST(... AS TIME) of text. go-mysql-server read such text as a
+// DATETIME only: HOUR('10:05:03') was NULL (10 on MariaDB),
+// HOUR('35:00:00') NULL (35).
 
 import (
 	"bytes"
