@@ -257,6 +257,13 @@ func TestTimeFieldsMatchMariaDB(t *testing.T) {
 			"MICROSECOND(TIMEDIFF(taken_at, '2026-11-19 00:00:00')), HOUR(CONCAT(node_id - 9990, ':30')) FROM snapshots ORDER BY id",
 		// CAST(x AS TIME(n)) cuts x's fraction to n digits.
 		"SELECT id, CAST(taken_at AS TIME), TIME_TO_SEC(CAST(taken_at AS TIME(3))), CAST(CONCAT(node_id - 9990, ':30:15.75') AS TIME) FROM snapshots ORDER BY id",
+		// A TIME is defined and printed with its own fraction digits
+		// (they were 6 or none), also as text (CONCAT was ERROR 1105),
+		// and TIME_TO_SEC keeps them.
+		"SELECT id, TIMEDIFF(taken_at, '2026-11-20 00:00:00'), TIMEDIFF('10:00:00', '09:00:00.5'), TIME(taken_at), SEC_TO_TIME(3600), SEC_TO_TIME(3600.25), " +
+			"CAST(taken_at AS TIME(2)), TIME('10:00:00.5'), TIMEDIFF('09:00:00', '10:30:00'), SEC_TO_TIME(3600 * 900), CONCAT(SEC_TO_TIME(3600)), " +
+			"CONCAT(TIMEDIFF('10:00:00', '09:00:00.5'), '#'), TIME_TO_SEC(TIMEDIFF(taken_at, '2026-11-20 00:00:00')), TIME_TO_SEC(SEC_TO_TIME(3600.25)) FROM snapshots ORDER BY id",
+		"SELECT MAX(TIMEDIFF(taken_at, '2026-11-19 00:00:00')), MIN(SEC_TO_TIME(node_id)), TIME_TO_SEC(TIMEDIFF(MAX(taken_at), MIN(taken_at))) FROM snapshots",
 	} {
 		t.Run(q, func(t *testing.T) {
 			clearWarnings(t, r)

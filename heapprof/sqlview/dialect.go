@@ -1131,6 +1131,8 @@ func temporalArgsAsText(e sql.Expression, child sql.Node) (sql.Expression, bool,
 		switch {
 		case isTemporal(t):
 			kids[i], changed = &temporalText{wrapped{k}}, true
+		case types.IsTimespan(t):
+			kids[i], changed = &timeAsText{wrapped{k}}, true
 		case !readsAsText(e, i):
 		case digits < notFixedDec31:
 			kids[i], changed = newFixedDoubleText(k, digits), true

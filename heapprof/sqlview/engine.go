@@ -250,6 +250,13 @@ func (r *Result) Next() (_ [][]byte, err error) {
 			}
 		}
 		switch f := row[i].(type) {
+		case types.Timespan:
+			if i < len(r.Columns) && r.Columns[i].Type == mysqlTypeTime {
+				// A TIME with its own fraction digits, as MariaDB prints
+				// it (go-mysql-server: six or none).
+				out[i] = []byte(timeString(f.AsMicroseconds(), int(r.Columns[i].Decimals)))
+				continue
+			}
 		case float64:
 			if math.IsInf(f, 0) || math.IsNaN(f) {
 				// MariaDB has no infinite DOUBLE; what arithmetic and

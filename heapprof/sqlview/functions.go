@@ -320,7 +320,10 @@ func secToTime(ctx *sql.Context, vals []any) (any, error) {
 		return nil, fmt.Errorf("sqlview: SEC_TO_TIME argument %v: %w", vals[0], err)
 	}
 	us := int64(f.(float64) * 1e6)
-	us = max(min(us, maxTimeMicros), -maxTimeMicros)
+	if us > maxTimeMicros || us < -maxTimeMicros {
+		ctx.Warn(erWarnDatetime, "Truncated incorrect seconds value: '%v'", vals[0])
+		us = max(min(us, maxTimeMicros), -maxTimeMicros)
+	}
 	return types.Time.MicrosecondsToTimespan(us), nil
 }
 
@@ -444,10 +447,22 @@ var castTimeSuffix = regexp.MustCompile(`, time(?:\((\d)\))?\)$`)
 
 // timePrecision is the fraction digits of a TIME, which go-mysql-server's
 // type does not keep: CAST(x AS TIME(n))'s n (read from the CAST's text,
-// which alone says it), 0 for other TIMEs (SEC_TO_TIME of an integer).
+// which alone says it); TIMEDIFF's, TIME()'s and SEC_TO_TIME's as MariaDB
+// derives them from their arguments (the larger of TIMEDIFF's two); 0 for
+// other TIMEs.
 func timePrecision(e sql.Expression) int {
 	if tc, ok := unalias(e).(*timeCast); ok {
 		return tc.digits
+	}
+	if f, ok := unalias(e).(sql.FunctionExpression); ok {
+		switch strings.ToLower(f.FunctionName()) {
+		case "timediff", "time", "sec_to_time":
+			d := 0
+			for _, a := range unalias(e).Children() {
+				d = max(d, temporalDigits(a))
+			}
+			return d
+		}
 	}
 	c, ok := unalias(e).(*expression.Convert)
 	if !ok {
@@ -543,7 +558,7 @@ var _ sql.FunctionExpression = (*timeToSec)(nil)
 
 func newTimeToSec(x sql.Expression) *timeToSec {
 	f := &timeToSec{wrapped: wrapped{x}}
-	f.fraction = f.digits()
+	f.fraction = temporalDigits(x)
 	return f
 }
 
@@ -556,10 +571,11 @@ func (f *timeToSec) WithChildren(kids ...sql.Expression) (sql.Expression, error)
 	return withChild(f, kids, func(k sql.Expression) sql.Expression { return newTimeToSec(k) })
 }
 
-// digits are the fraction digits of x's time: its type's, a constant
-// string's own, 6 for other text, 0 for numbers without a fraction.
-func (f *timeToSec) digits() int {
-	t := f.child.Type()
+// temporalDigits are the fraction digits of the date or time x gives
+// (MariaDB's temporal_precision): its type's, a constant string's own, 6
+// for other text, 0 for numbers without a fraction.
+func temporalDigits(x sql.Expression) int {
+	t := x.Type()
 	switch {
 	case t.Type() == types.Date.Type() || types.IsInteger(t) || t == types.Null:
 		return 0
@@ -568,11 +584,11 @@ func (f *timeToSec) digits() int {
 			return dt.Precision()
 		}
 	case types.IsTimespan(t):
-		return timePrecision(f.child)
+		return timePrecision(x)
 	case types.IsDecimal(t):
 		return min(int(t.(sql.DecimalType).Scale()), maxFractionDigits)
 	case types.IsText(t):
-		return textFractionDigits(f.child, timeTextDigits)
+		return textFractionDigits(x, timeTextDigits)
 	}
 	return maxFractionDigits
 }

@@ -335,14 +335,6 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 		}
 		return &colMeta{typ: mysqlTypeString, length: uint32(width * resultCharsetMaxLen), decimals: uint8(dec)}
 	}
-	if tc, ok := unalias(e).(*timeCast); ok {
-		// CAST(x AS TIME(n)): hh:mm:ss and n fraction digits.
-		length := 10
-		if tc.digits > 0 {
-			length += tc.digits + 1
-		}
-		return &colMeta{typ: mysqlTypeTime, length: uint32(length), decimals: uint8(tc.digits)}
-	}
 	if q := inSubqueryOf(unalias(e)); q != nil && readsRows(q.Query) {
 		// x IN (SELECT ... FROM t) as a select item is 21 long on
 		// MariaDB; of a FROM-less subquery, 1 as any condition.
@@ -359,6 +351,15 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 			}
 			return m
 		}
+	}
+	if types.IsTimespan(e.Type()) {
+		// A TIME: hh:mm:ss and its fraction digits (timePrecision).
+		d := timePrecision(e)
+		length := 10
+		if d > 0 {
+			length += d + 1
+		}
+		return &colMeta{typ: mysqlTypeTime, length: uint32(length), decimals: uint8(d)}
 	}
 	t := e.Type()
 	switch {
@@ -1183,6 +1184,9 @@ func charLength(e sql.Expression, child sql.Node) (int64, bool) {
 	}
 	if tt, ok := e.(*temporalText); ok {
 		return typeChars(tt.child.Type())
+	}
+	if tt, ok := e.(*timeAsText); ok {
+		return int64(tt.length()), true
 	}
 	if types.IsFloat(e.Type()) {
 		// A DOUBLE read as text is as long as it is (CONCAT(x * 1.5) 23,

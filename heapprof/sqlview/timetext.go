@@ -15,6 +15,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
 )
 
 // timeText is text read as a TIME: hours beyond a day ('35:00:00', '1
@@ -318,4 +319,52 @@ func (c *timeCast) WithChildren(kids ...sql.Expression) (sql.Expression, error) 
 		return nil, fmt.Errorf("CAST AS TIME rebuilt as %T", conv)
 	}
 	return &timeCast{conv: cv, digits: c.digits}, nil
+}
+
+// timeString is a TIME of us microseconds as MariaDB prints it:
+// [-]hh:mm:ss and digits fraction digits (cut, as MariaDB's values are).
+func timeString(us int64, digits int) string {
+	sign := ""
+	if us < 0 {
+		sign, us = "-", -us
+	}
+	s := fmt.Sprintf("%s%02d:%02d:%02d", sign, us/3_600_000_000, us/60_000_000%60, us/1_000_000%60)
+	if digits > 0 {
+		s += fmt.Sprintf(".%06d", us%1_000_000)[:1+min(digits, maxFractionDigits)]
+	}
+	return s
+}
+
+// timeAsText is a TIME read as text (CONCAT(TIMEDIFF(...))), as MariaDB
+// prints it; go-mysql-server failed ("incompatible conversion to SQL
+// type").
+type timeAsText struct{ wrapped }
+
+var _ sql.Expression = (*timeAsText)(nil)
+
+func (t *timeAsText) length() int {
+	if d := timePrecision(t.child); d > 0 {
+		return 11 + d
+	}
+	return 10
+}
+
+func (t *timeAsText) Type() sql.Type {
+	return types.MustCreateStringWithDefaults(sqltypes.VarChar, int64(t.length()))
+}
+
+func (t *timeAsText) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := t.child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return v, err
+	}
+	ts, ok := v.(types.Timespan)
+	if !ok {
+		return nil, fmt.Errorf("TIME as text of %T", v)
+	}
+	return timeString(ts.AsMicroseconds(), timePrecision(t.child)), nil
+}
+
+func (t *timeAsText) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	return withChild(t, c, func(c sql.Expression) sql.Expression { return &timeAsText{wrapped{c}} })
 }
