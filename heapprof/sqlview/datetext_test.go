@@ -264,6 +264,12 @@ func TestTimeFieldsMatchMariaDB(t *testing.T) {
 			"CAST(taken_at AS TIME(2)), TIME('10:00:00.5'), TIMEDIFF('09:00:00', '10:30:00'), SEC_TO_TIME(3600 * 900), CONCAT(SEC_TO_TIME(3600)), " +
 			"CONCAT(TIMEDIFF('10:00:00', '09:00:00.5'), '#'), TIME_TO_SEC(TIMEDIFF(taken_at, '2026-11-20 00:00:00')), TIME_TO_SEC(SEC_TO_TIME(3600.25)) FROM snapshots ORDER BY id",
 		"SELECT MAX(TIMEDIFF(taken_at, '2026-11-19 00:00:00')), MIN(SEC_TO_TIME(node_id)), TIME_TO_SEC(TIMEDIFF(MAX(taken_at), MIN(taken_at))) FROM snapshots",
+		// TIMEDIFF of two of one kind, NULL of two kinds, cut to 838:59:59.
+		"SELECT TIMEDIFF('2026-11-21', '2026-11-20'), TIMEDIFF(DATE('2026-11-21'), '2026-11-20 00:00:00'), TIMEDIFF(DATE('2026-11-21'), '2026-11-20'), " +
+			"TIMEDIFF(DATE('2026-11-21'), DATE('2026-11-20')), TIMEDIFF('10:00', '2026-11-20 01:00:00'), TIMEDIFF('2026-11-20 10:00:00', '09:00'), " +
+			"TIMEDIFF(TIMESTAMP('2026-11-20 10:00'), '2026-11-20 09:00'), TIMEDIFF(CAST('10:00' AS TIME), '09:00'), TIMEDIFF('main', '09:00'), TIMEDIFF(NULL, '09:00'), " +
+			"TIMEDIFF('2027-11-20 00:00:00', '2026-01-01 00:00:00.5'), CAST('900:00:00' AS TIME(6)), TIMEDIFF('-900:00:00', '00:00:01')",
+		"SELECT id, TIMEDIFF(taken_at, '2026-11-20'), TIMEDIFF(taken_at, '2026-11-20 00:00:00'), TIMEDIFF(taken_at, '10:00'), TIMEDIFF('2027-11-20 00:00:00', taken_at) FROM snapshots ORDER BY id",
 	} {
 		t.Run(q, func(t *testing.T) {
 			clearWarnings(t, r)

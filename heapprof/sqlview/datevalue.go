@@ -135,6 +135,11 @@ func dateValueOp(e sql.Expression) (sql.Expression, transform.TreeIdentity, erro
 		if kids := e.Children(); timeFields[name] != nil && len(kids) == 1 && (types.IsText(kids[0].Type()) || types.IsTimespan(kids[0].Type())) {
 			return &timeField{wrapped: wrapped{kids[0]}, name: name}, transform.NewTree, nil
 		}
+		if kids := e.Children(); name == "timediff" && len(kids) == 2 && timeDiffable(kids[0]) && timeDiffable(kids[1]) {
+			if _, done := e.(*timeDiff); !done {
+				return &timeDiff{a: kids[0], b: kids[1]}, transform.NewTree, nil
+			}
+		}
 		args = dateArgs[name]
 	}
 	kids := e.Children()

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -29,6 +30,8 @@ type timeText struct {
 	// the value cut to 838:59:59 (warning "Truncated incorrect time
 	// value"), extraDigits: fraction digits past the sixth were (a note).
 	truncated, extraDigits bool
+	// datetime is the DATETIME the text was (its time is the above).
+	datetime *dateText
 }
 
 // maxTimeHour is TIME's largest hour.
@@ -51,6 +54,7 @@ func readTimeText(s string) timeText {
 			t := timeText{read: true, truncated: d.truncated || garbage || !d.datetime, extraDigits: d.extraDigits}
 			if d.datetime {
 				t.hour, t.minute, t.second, t.micro = int64(d.hour), int64(d.minute), int64(d.second), int64(d.micro)
+				t.datetime = &d
 			}
 			return t
 		case br.outOfRange && (br.fields > 3 || dateOnly):
@@ -293,7 +297,7 @@ func (c *timeCast) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		if t.neg {
 			us = -us
 		}
-		ts = types.Time.MicrosecondsToTimespan(us)
+		ts = types.Timespan(us) // not clamped to 838:59:59: .999999 stays
 	} else {
 		v, err := c.conv.Eval(ctx, row)
 		if err != nil || v == nil {
@@ -306,7 +310,7 @@ func (c *timeCast) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		ts = x
 	}
 	unit := pow10(maxFractionDigits - c.digits)
-	return types.Time.MicrosecondsToTimespan(ts.AsMicroseconds() / unit * unit), nil
+	return types.Timespan(ts.AsMicroseconds() / unit * unit), nil
 }
 
 func (c *timeCast) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
@@ -367,4 +371,120 @@ func (t *timeAsText) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 
 func (t *timeAsText) WithChildren(c ...sql.Expression) (sql.Expression, error) {
 	return withChild(t, c, func(c sql.Expression) sql.Expression { return &timeAsText{wrapped{c}} })
+}
+
+// timeDiff is TIMEDIFF(a, b) as MariaDB answers it: each argument read
+// as a TIME would be (text by readTimeText: a datetime stays one, a date
+// becomes 00:00:00 with warning 1292), NULL when the two are not of one
+// kind (a DATETIME and a time, a DATE and a DATETIME), the difference cut
+// to 838:59:59. go-mysql-server read text as a DATETIME and subtracted
+// whatever it got: TIMEDIFF(taken_at, '2026-11-20') was 09:00:00, NULL on
+// MariaDB.
+type timeDiff struct{ a, b sql.Expression }
+
+var _ sql.FunctionExpression = (*timeDiff)(nil)
+
+func (d *timeDiff) FunctionName() string       { return "timediff" }
+func (d *timeDiff) Description() string        { return "MariaDB's TIMEDIFF (heapprof/sqlview)" }
+func (d *timeDiff) Resolved() bool             { return d.a.Resolved() && d.b.Resolved() }
+func (d *timeDiff) IsNullable() bool           { return true }
+func (d *timeDiff) Children() []sql.Expression { return []sql.Expression{d.a, d.b} }
+func (d *timeDiff) Type() sql.Type             { return types.Time }
+func (d *timeDiff) String() string             { return fmt.Sprintf("TIMEDIFF(%s, %s)", d.a, d.b) }
+
+func (d *timeDiff) WithChildren(c ...sql.Expression) (sql.Expression, error) {
+	if len(c) != 2 {
+		return nil, sql.ErrInvalidChildrenNumber.New(d, len(c), 2)
+	}
+	return &timeDiff{a: c[0], b: c[1]}, nil
+}
+
+// timeDiffable is whether TIMEDIFF's argument is of a type timeDiff reads:
+// text, a date or a TIME (numbers are go-mysql-server's).
+func timeDiffable(e sql.Expression) bool {
+	t := e.Type()
+	return types.IsText(t) || types.IsTime(t) || types.IsTimespan(t) || t == types.Null
+}
+
+// timeOperand is one argument of TIMEDIFF: its kind ("datetime", "date"
+// or "time") and its value in microseconds (since 1970 for dates).
+func timeOperand(ctx *sql.Context, e sql.Expression, row sql.Row) (kind string, us int64, ok bool, err error) {
+	v, err := e.Eval(ctx, row)
+	if err != nil || v == nil {
+		return "", 0, false, err
+	}
+	if v, err = sql.UnwrapAny(ctx, v); err != nil {
+		return "", 0, false, err
+	}
+	if t := e.Type(); types.IsTime(t) {
+		// A date or datetime, whatever go-mysql-server hands over (its
+		// DATE() answers text).
+		tv, _, err := types.DatetimeMaxPrecision.Convert(ctx, v)
+		x, ok := tv.(time.Time)
+		if err != nil || !ok {
+			return "", 0, false, err
+		}
+		kind = "datetime"
+		if t.Type() == types.Date.Type() {
+			kind = "date"
+		}
+		return kind, x.UnixMicro(), true, nil
+	}
+	switch x := v.(type) {
+	case types.Timespan:
+		return "time", x.AsMicroseconds(), true, nil
+	case []byte:
+		v = string(x)
+	}
+	s, isText := v.(string)
+	if !isText {
+		return "", 0, false, fmt.Errorf("TIMEDIFF of %T", v)
+	}
+	t := timeOfText(ctx, s)
+	if t == nil {
+		return "", 0, false, nil
+	}
+	if d := t.datetime; d != nil {
+		at := time.Date(d.year, time.Month(d.month), d.day, d.hour, d.minute, d.second, d.micro*1000, time.UTC)
+		return "datetime", at.UnixMicro(), true, nil
+	}
+	us = ((t.hour*60+t.minute)*60+t.second)*1_000_000 + t.micro
+	if t.neg {
+		us = -us
+	}
+	return "time", us, true, nil
+}
+
+func (d *timeDiff) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	ka, a, ok, err := timeOperand(ctx, d.a, row)
+	if err != nil || !ok {
+		return nil, err
+	}
+	kb, b, ok, err := timeOperand(ctx, d.b, row)
+	if err != nil || !ok || ka != kb {
+		return nil, err
+	}
+	digits := timePrecision(d)
+	unit := pow10(maxFractionDigits - digits)
+	if ka == "time" {
+		// Times cut to TIMEDIFF's digits first, as MariaDB's does: a text
+		// past 838:59:59 was read as 838:59:59.999999.
+		a, b = a/unit*unit, b/unit*unit
+	}
+	diff := a - b
+	// The cut keeps the most fraction digits TIMEDIFF has (838:59:59.999999
+	// for six), as MariaDB's check_time_range_internal.
+	limit := int64(maxTimeMicros) + 1_000_000 - unit
+	if digits == 0 {
+		limit = maxTimeMicros
+	}
+	if diff > limit || diff < -limit {
+		shown := 0 // MariaDB shows a fraction only when there is one
+		if diff%1_000_000 != 0 {
+			shown = maxFractionDigits
+		}
+		ctx.Warn(erWarnDatetime, "Truncated incorrect time value: '%s'", timeString(diff, shown))
+		diff = max(min(diff, limit), -limit)
+	}
+	return types.Timespan(diff), nil // its own cut above, .999999 included
 }
