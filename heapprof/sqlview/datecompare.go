@@ -131,7 +131,7 @@ func dateCompareRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan
 }
 
 func dateCompareNode(ctx *sql.Context, n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-	return nodeExprs(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	return planExprs(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		return dateCompareOp(ctx, e)
 	})
 }
@@ -139,13 +139,7 @@ func dateCompareNode(ctx *sql.Context, n sql.Node) (sql.Node, transform.TreeIden
 // dateCompareOp rebuilds e with date operands when it compares a date
 // with text.
 func dateCompareOp(ctx *sql.Context, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-	switch x := e.(type) {
-	case *plan.Subquery:
-		q, same, err := dateCompareNode(ctx, x.Query)
-		if err != nil || same == transform.SameTree {
-			return e, transform.SameTree, err
-		}
-		return x.WithQuery(q), transform.NewTree, nil
+	switch e.(type) {
 	case *expression.Equals, *expression.NullSafeEquals, *expression.LessThan, *expression.LessThanOrEqual,
 		*expression.GreaterThan, *expression.GreaterThanOrEqual, *expression.Between:
 		ops := e.Children()
@@ -173,15 +167,8 @@ func dateInRule(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope,
 }
 
 func dateInNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-	return nodeExprs(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-		switch x := e.(type) {
-		case *plan.Subquery:
-			q, same, err := dateInNode(x.Query)
-			if err != nil || same == transform.SameTree {
-				return e, transform.SameTree, err
-			}
-			return x.WithQuery(q), transform.NewTree, nil
-		case *expression.InTuple:
+	return planExprs(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		if x, ok := e.(*expression.InTuple); ok {
 			list, ok := x.Right().(expression.Tuple)
 			if !ok || !datesWithText(append([]sql.Expression{x.Left()}, list...)) {
 				return e, transform.SameTree, nil

@@ -86,9 +86,7 @@ func TestDatesComparedWithTextMatchMariaDB(t *testing.T) {
 			"SELECT id FROM snapshots WHERE taken_at IN (" + lit + ", '2026-11-20 08:00:00.123456', NULL) ORDER BY id",
 		} {
 			t.Run(q, func(t *testing.T) {
-				clearWarnings(t, r)
-				matchMariaDB(t, ctx, e, s, r, q, false, true)
-				matchMariaDB(t, ctx, e, s, r, "SHOW WARNINGS", false, false)
+				matchWithWarnings(t, ctx, e, s, r, q)
 			})
 		}
 	}
@@ -104,11 +102,18 @@ func TestDatesComparedWithTextMatchMariaDB(t *testing.T) {
 		"SELECT DATE(CONCAT('2026/11/', node_id - 9980)) AS d, COUNT(*) c FROM snapshots GROUP BY d HAVING c > 0 ORDER BY d",
 	} {
 		t.Run(q, func(t *testing.T) {
-			clearWarnings(t, r)
-			matchMariaDB(t, ctx, e, s, r, q, false, true)
-			matchMariaDB(t, ctx, e, s, r, "SHOW WARNINGS", false, false)
+			matchWithWarnings(t, ctx, e, s, r, q)
 		})
 	}
+}
+
+// matchWithWarnings is matchMariaDB of q (types too), then of SHOW
+// WARNINGS, from an empty warning list on MariaDB.
+func matchWithWarnings(t *testing.T, ctx context.Context, e *Engine, s *Session, r refSession, q string) {
+	t.Helper()
+	clearWarnings(t, r)
+	matchMariaDB(t, ctx, e, s, r, q, false, true)
+	matchMariaDB(t, ctx, e, s, r, "SHOW WARNINGS", false, false)
 }
 
 // clearWarnings empties MariaDB's warnings with a statement that reads a
@@ -247,9 +252,7 @@ func TestTimeFieldsMatchMariaDB(t *testing.T) {
 		lit := sqlString(text)
 		q := "SELECT HOUR(" + lit + "), MINUTE(" + lit + "), SECOND(" + lit + "), MICROSECOND(" + lit + "), CAST(" + lit + " AS TIME)"
 		t.Run(q, func(t *testing.T) {
-			clearWarnings(t, r)
-			matchMariaDB(t, ctx, e, s, r, q, false, true)
-			matchMariaDB(t, ctx, e, s, r, "SHOW WARNINGS", false, false)
+			matchWithWarnings(t, ctx, e, s, r, q)
 		})
 	}
 	for _, q := range []string{
@@ -272,9 +275,7 @@ func TestTimeFieldsMatchMariaDB(t *testing.T) {
 		"SELECT id, TIMEDIFF(taken_at, '2026-11-20'), TIMEDIFF(taken_at, '2026-11-20 00:00:00'), TIMEDIFF(taken_at, '10:00'), TIMEDIFF('2027-11-20 00:00:00', taken_at) FROM snapshots ORDER BY id",
 	} {
 		t.Run(q, func(t *testing.T) {
-			clearWarnings(t, r)
-			matchMariaDB(t, ctx, e, s, r, q, false, true)
-			matchMariaDB(t, ctx, e, s, r, "SHOW WARNINGS", false, false)
+			matchWithWarnings(t, ctx, e, s, r, q)
 		})
 	}
 }

@@ -105,7 +105,7 @@ func dateValueRule(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Sco
 }
 
 func dateValueNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-	return nodeExprs(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+	return planExprs(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		return dateValueOp(e)
 	})
 }
@@ -115,12 +115,6 @@ func dateValueOp(e sql.Expression) (sql.Expression, transform.TreeIdentity, erro
 	var args []int
 	digits := maxFractionDigits
 	switch x := e.(type) {
-	case *plan.Subquery:
-		q, same, err := dateValueNode(x.Query)
-		if err != nil || same == transform.SameTree {
-			return e, transform.SameTree, err
-		}
-		return x.WithQuery(q), transform.NewTree, nil
 	case *expression.Convert:
 		if dt, ok := x.Type().(sql.DatetimeType); ok && types.IsTime(dt) {
 			args, digits = []int{0}, dt.Precision()
@@ -137,7 +131,7 @@ func dateValueOp(e sql.Expression) (sql.Expression, transform.TreeIdentity, erro
 		}
 		if kids := e.Children(); name == "timediff" && len(kids) == 2 && timeDiffable(kids[0]) && timeDiffable(kids[1]) {
 			if _, done := e.(*timeDiff); !done {
-				return &timeDiff{a: kids[0], b: kids[1]}, transform.NewTree, nil
+				return newTimeDiff(kids[0], kids[1]), transform.NewTree, nil
 			}
 		}
 		args = dateArgs[name]

@@ -1132,7 +1132,7 @@ func temporalArgsAsText(e sql.Expression, child sql.Node) (sql.Expression, bool,
 		case isTemporal(t):
 			kids[i], changed = &temporalText{wrapped{k}}, true
 		case types.IsTimespan(t):
-			kids[i], changed = &timeAsText{wrapped{k}}, true
+			kids[i], changed = newTimeAsText(k), true
 		case !readsAsText(e, i):
 		case digits < notFixedDec31:
 			kids[i], changed = newFixedDoubleText(k, digits), true

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 )
 
@@ -49,6 +50,22 @@ func withChild(e sql.Expression, c []sql.Expression, rebuild func(sql.Expression
 func nodeExprs(n sql.Node, f transform.ExprWithNodeFunc) (sql.Node, transform.TreeIdentity, error) {
 	return transform.NodeWithOpaque(n, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 		return oneNodeExprs(n, f)
+	})
+}
+
+// planExprs is nodeExprs over n and over the plans of its subqueries:
+// f is given every expression of both (a subquery's own expression is
+// rebuilt from its plan, not given to f).
+func planExprs(n sql.Node, f transform.ExprWithNodeFunc) (sql.Node, transform.TreeIdentity, error) {
+	return nodeExprs(n, func(n sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		if sq, ok := e.(*plan.Subquery); ok {
+			q, same, err := planExprs(sq.Query, f)
+			if err != nil || same == transform.SameTree {
+				return e, transform.SameTree, err
+			}
+			return sq.WithQuery(q), transform.NewTree, nil
+		}
+		return f(n, e)
 	})
 }
 

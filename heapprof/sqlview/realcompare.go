@@ -42,14 +42,7 @@ func realCompareRule(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.S
 }
 
 func realCompareNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-	return nodeExprs(n, func(n sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-		if sq, ok := e.(*plan.Subquery); ok {
-			q, same, err := realCompareNode(sq.Query)
-			if err != nil || same == transform.SameTree {
-				return e, transform.SameTree, err
-			}
-			return sq.WithQuery(q), transform.NewTree, nil
-		}
+	return planExprs(n, func(n sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		if r := realComparison(e, rowsOf(n)); r != nil {
 			return r, transform.NewTree, nil
 		}

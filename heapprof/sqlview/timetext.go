@@ -34,6 +34,15 @@ type timeText struct {
 	datetime *dateText
 }
 
+// micros is the TIME in microseconds, negative for a negative one.
+func (t *timeText) micros() int64 {
+	us := ((t.hour*60+t.minute)*60+t.second)*1_000_000 + t.micro
+	if t.neg {
+		return -us
+	}
+	return us
+}
+
 // maxTimeHour is TIME's largest hour.
 const maxTimeHour = 838
 
@@ -293,11 +302,7 @@ func (c *timeCast) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		if t == nil {
 			return nil, nil
 		}
-		us := ((t.hour*60+t.minute)*60+t.second)*1_000_000 + t.micro
-		if t.neg {
-			us = -us
-		}
-		ts = types.Timespan(us) // not clamped to 838:59:59: .999999 stays
+		ts = types.Timespan(t.micros()) // not clamped to 838:59:59: .999999 stays
 	} else {
 		v, err := c.conv.Eval(ctx, row)
 		if err != nil || v == nil {
@@ -342,13 +347,20 @@ func timeString(us int64, digits int) string {
 // timeAsText is a TIME read as text (CONCAT(TIMEDIFF(...))), as MariaDB
 // prints it; go-mysql-server failed ("incompatible conversion to SQL
 // type").
-type timeAsText struct{ wrapped }
+type timeAsText struct {
+	wrapped
+	digits int // the TIME's fraction digits (timePrecision), derived once
+}
 
 var _ sql.Expression = (*timeAsText)(nil)
 
+func newTimeAsText(e sql.Expression) *timeAsText {
+	return &timeAsText{wrapped: wrapped{e}, digits: timePrecision(e)}
+}
+
 func (t *timeAsText) length() int {
-	if d := timePrecision(t.child); d > 0 {
-		return 11 + d
+	if t.digits > 0 {
+		return 11 + t.digits
 	}
 	return 10
 }
@@ -366,11 +378,11 @@ func (t *timeAsText) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("TIME as text of %T", v)
 	}
-	return timeString(ts.AsMicroseconds(), timePrecision(t.child)), nil
+	return timeString(ts.AsMicroseconds(), t.digits), nil
 }
 
 func (t *timeAsText) WithChildren(c ...sql.Expression) (sql.Expression, error) {
-	return withChild(t, c, func(c sql.Expression) sql.Expression { return &timeAsText{wrapped{c}} })
+	return withChild(t, c, func(c sql.Expression) sql.Expression { return newTimeAsText(c) })
 }
 
 // timeDiff is TIMEDIFF(a, b) as MariaDB answers it: each argument read
@@ -380,7 +392,16 @@ func (t *timeAsText) WithChildren(c ...sql.Expression) (sql.Expression, error) {
 // to 838:59:59. go-mysql-server read text as a DATETIME and subtracted
 // whatever it got: TIMEDIFF(taken_at, '2026-11-20') was 09:00:00, NULL on
 // MariaDB.
-type timeDiff struct{ a, b sql.Expression }
+type timeDiff struct {
+	a, b   sql.Expression
+	digits int // its fraction digits (timePrecision), derived once
+}
+
+func newTimeDiff(a, b sql.Expression) *timeDiff {
+	d := &timeDiff{a: a, b: b}
+	d.digits = timePrecision(d)
+	return d
+}
 
 var _ sql.FunctionExpression = (*timeDiff)(nil)
 
@@ -396,7 +417,7 @@ func (d *timeDiff) WithChildren(c ...sql.Expression) (sql.Expression, error) {
 	if len(c) != 2 {
 		return nil, sql.ErrInvalidChildrenNumber.New(d, len(c), 2)
 	}
-	return &timeDiff{a: c[0], b: c[1]}, nil
+	return newTimeDiff(c[0], c[1]), nil
 }
 
 // timeDiffable is whether TIMEDIFF's argument is of a type timeDiff reads:
@@ -448,11 +469,7 @@ func timeOperand(ctx *sql.Context, e sql.Expression, row sql.Row) (kind string, 
 		at := time.Date(d.year, time.Month(d.month), d.day, d.hour, d.minute, d.second, d.micro*1000, time.UTC)
 		return "datetime", at.UnixMicro(), true, nil
 	}
-	us = ((t.hour*60+t.minute)*60+t.second)*1_000_000 + t.micro
-	if t.neg {
-		us = -us
-	}
-	return "time", us, true, nil
+	return "time", t.micros(), true, nil
 }
 
 func (d *timeDiff) Eval(ctx *sql.Context, row sql.Row) (any, error) {
@@ -464,8 +481,7 @@ func (d *timeDiff) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if err != nil || !ok || ka != kb {
 		return nil, err
 	}
-	digits := timePrecision(d)
-	unit := pow10(maxFractionDigits - digits)
+	unit := pow10(maxFractionDigits - d.digits)
 	if ka == "time" {
 		// Times cut to TIMEDIFF's digits first, as MariaDB's does: a text
 		// past 838:59:59 was read as 838:59:59.999999.
@@ -475,9 +491,6 @@ func (d *timeDiff) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	// The cut keeps the most fraction digits TIMEDIFF has (838:59:59.999999
 	// for six), as MariaDB's check_time_range_internal.
 	limit := int64(maxTimeMicros) + 1_000_000 - unit
-	if digits == 0 {
-		limit = maxTimeMicros
-	}
 	if diff > limit || diff < -limit {
 		shown := 0 // MariaDB shows a fraction only when there is one
 		if diff%1_000_000 != 0 {
