@@ -32,9 +32,9 @@ const ruleDateValue analyzer.RuleId = 100117
 // date, by function name.
 var dateArgs = map[string][]int{
 	"date": {0}, "timestamp": {0}, "year": {0}, "month": {0}, "day": {0}, "dayofmonth": {0}, "dayofweek": {0},
-	"dayofyear": {0}, "weekday": {0}, "weekofyear": {0}, "quarter": {0}, "to_days": {0},
+	"dayofyear": {0}, "weekday": {0}, "weekofyear": {0}, "quarter": {0},
 	"last_day": {0}, "dayname": {0}, "monthname": {0}, "week": {0}, "yearweek": {0}, "date_format": {0},
-	"unix_timestamp": {0}, "datediff": {0, 1}, "timestampdiff": {1, 2}, "convert_tz": {0},
+	"unix_timestamp": {0}, "convert_tz": {0},
 }
 
 // dateValue is text as a date's canonical text, with at most digits
@@ -133,6 +133,9 @@ func dateValueOp(e sql.Expression) (sql.Expression, transform.TreeIdentity, erro
 			if _, done := e.(*timeDiff); !done {
 				return newTimeDiff(kids[0], kids[1]), transform.NewTree, nil
 			}
+		}
+		if c := newDayCount(e); c != nil {
+			return c, transform.NewTree, nil
 		}
 		args = dateArgs[name]
 	}

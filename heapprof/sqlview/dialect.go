@@ -558,7 +558,13 @@ type dateOffset struct {
 var _ sql.Expression = (*dateOffset)(nil)
 
 func newDateOffset(date sql.Expression, iv *expression.Interval, sub bool) *dateOffset {
-	return &dateOffset{date: date, amount: iv.Child, unit: iv.Unit, sub: sub}
+	unit := iv.Unit
+	// INTERVAL n SQL_TSI_DAY parses (any word is a unit to the parser),
+	// but go-mysql-server knows only DAY; MySQL reads both.
+	if plain, ok := strings.CutPrefix(unit, "SQL_TSI_"); ok && tsiUnits[plain] {
+		unit = plain
+	}
+	return &dateOffset{date: date, amount: iv.Child, unit: unit, sub: sub}
 }
 
 func (d *dateOffset) interval() *expression.Interval { return expression.NewInterval(d.amount, d.unit) }

@@ -133,6 +133,12 @@ func (e *Engine) reparse(query string, parseErr error) (ast.Statement, string, e
 			return st, quoted, nil
 		}
 	}
+	if plain, spans, ok := plainTSIUnits(query, toks); ok {
+		if st, err := ast.Parse(plain); err == nil {
+			tsiUnitNames(st, query, spans)
+			return st, plain, nil
+		}
+	}
 	if quoted, ok := quoteQualifiedKeywords(query, toks); ok {
 		if st, err := ast.Parse(quoted); err == nil {
 			return st, quoted, nil
@@ -228,6 +234,51 @@ func unquoteUnitNames(st ast.Statement, units []string) {
 		if ae, ok := node.(*ast.AliasedExpr); ok {
 			for _, u := range units {
 				ae.InputExpression = strings.ReplaceAll(ae.InputExpression, "`"+u+"`", u)
+			}
+		}
+		return true, nil
+	}, st)
+}
+
+// tsiUnits are the units MySQL also reads as SQL_TSI_<unit> (ODBC's
+// names, which JDBC's and ODBC's {fn TIMESTAMPADD(SQL_TSI_DAY, ...)}
+// escapes pass on); the parser knows only the plain words.
+var tsiUnits = map[string]bool{"MICROSECOND": true, "SECOND": true, "MINUTE": true, "HOUR": true, "DAY": true,
+	"WEEK": true, "MONTH": true, "QUARTER": true, "YEAR": true}
+
+// plainTSIUnits writes each SQL_TSI_<unit> as its unit, padded with
+// spaces to the same length so that every position in the statement
+// stays where it was (tsiUnitNames names columns from them); the spans
+// are the rewritten words'.
+func plainTSIUnits(query string, toks []token) (string, [][2]int, bool) {
+	b := []byte(query)
+	var spans [][2]int
+	for i, t := range toks {
+		if t.kind != 'w' || len(t.text) <= len("SQL_TSI_") || !strings.EqualFold(t.text[:len("SQL_TSI_")], "SQL_TSI_") ||
+			!tsiUnits[strings.ToUpper(t.text[len("SQL_TSI_"):])] || i > 0 && toks[i-1].kind == '.' {
+			continue
+		}
+		unit := t.text[len("SQL_TSI_"):]
+		// The spaces go first: the parser ends a select item at its last
+		// token's end and starts the next one from there.
+		copy(b[t.start:t.end], strings.Repeat(" ", len("SQL_TSI_"))+unit)
+		spans = append(spans, [2]int{t.start, t.end})
+	}
+	return string(b), spans, spans != nil
+}
+
+// tsiUnitNames names the select items that hold a word plainTSIUnits
+// rewrote by the statement's own text, as the parser names the others.
+func tsiUnitNames(st ast.Statement, query string, spans [][2]int) {
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		ae, ok := node.(*ast.AliasedExpr)
+		if !ok || ae.InputExpression == "" || ae.EndParsePos <= ae.StartParsePos || ae.EndParsePos > len(query) {
+			return true, nil
+		}
+		for _, sp := range spans {
+			if sp[0] >= ae.StartParsePos && sp[1] <= ae.EndParsePos {
+				ae.InputExpression = strings.Trim(query[ae.StartParsePos:ae.EndParsePos], " \n\t")
+				break
 			}
 		}
 		return true, nil
