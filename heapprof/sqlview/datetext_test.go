@@ -142,18 +142,7 @@ func TestDatesOfTextMatchMariaDB(t *testing.T) {
 		lit := sqlString(text)
 		d := readDateText(text)
 		zeroParts := d.read && !d.badDay && (d.month == 0 || d.day == 0)
-		if d.read && (d.year < 1970 || d.year > 2037) && !zeroParts {
-			// go-mysql-server's UNIX_TIMESTAMP outside TIMESTAMP's range
-			// differs from MariaDB (README); the text is read as MariaDB
-			// reads it (above and TestDateTextReadAsMariaDBReadsIt).
-			continue
-		}
 		convertTZ := ", CONVERT_TZ(" + lit + ", '+00:00', '+01:00')"
-		if d.read && d.year == 1970 {
-			// MariaDB's CONVERT_TZ leaves a date outside TIMESTAMP's range
-			// (1970-01-01 00:00:00 too) as it is (README).
-			convertTZ = ""
-		}
 		for _, q := range []struct {
 			query string
 			types bool

@@ -7,10 +7,12 @@ package sqlview
 // layouts read exactly ('2026-11-20' or '2026-11-20 09:00:00[.ffffff]'),
 // or NULL with MariaDB's warning 1292 for text that is no date. The
 // argument keeps its text type, so the function's own type is what it
-// was (but for UNIX_TIMESTAMP and CONVERT_TZ, which go-mysql-server types
-// by their argument's text). The same rule makes HOUR, MINUTE, SECOND and
-// MICROSECOND of text or a TIME a timeField (timetext.go) and guards the
-// functions that fail on a NULL date (nullDate).
+// was (but for UNIX_TIMESTAMP, which go-mysql-server types by its
+// argument's text). The same rule makes HOUR, MINUTE, SECOND and
+// MICROSECOND of text or a TIME a timeField (timetext.go), TIMESTAMPDIFF,
+// DATEDIFF and TO_DAYS a dayCount (datediff.go), CONVERT_TZ a convertTZ
+// (timezone.go), and guards the functions that fail on a NULL date
+// (nullDate).
 
 import (
 	"fmt"
@@ -20,6 +22,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -34,7 +37,6 @@ var dateArgs = map[string][]int{
 	"date": {0}, "timestamp": {0}, "year": {0}, "month": {0}, "day": {0}, "dayofmonth": {0}, "dayofweek": {0},
 	"dayofyear": {0}, "weekday": {0}, "weekofyear": {0}, "quarter": {0},
 	"last_day": {0}, "dayname": {0}, "monthname": {0}, "week": {0}, "yearweek": {0}, "date_format": {0},
-	"unix_timestamp": {0}, "convert_tz": {0},
 }
 
 // dateValue is text as a date's canonical text, with at most digits
@@ -100,18 +102,17 @@ func dateValueOf(ctx *sql.Context, s string, digits int) (any, error) {
 	return out, nil
 }
 
-func dateValueRule(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
-	return dateValueNode(n)
-}
-
-func dateValueNode(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
-	return planExprs(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-		return dateValueOp(e)
-	})
+// dateValueRule is the rule; CONVERT_TZ finds its zones in zones.
+func dateValueRule(zones *zoneDB) analyzer.RuleFunc {
+	return func(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+		return planExprs(n, func(_ sql.Node, e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+			return dateValueOp(e, zones)
+		})
+	}
 }
 
 // dateValueOp wraps the text date arguments of e.
-func dateValueOp(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+func dateValueOp(e sql.Expression, zones *zoneDB) (sql.Expression, transform.TreeIdentity, error) {
 	var args []int
 	digits := maxFractionDigits
 	switch x := e.(type) {
@@ -124,6 +125,21 @@ func dateValueOp(e sql.Expression) (sql.Expression, transform.TreeIdentity, erro
 		}
 	case *dateOffset:
 		args = []int{0}
+	case *function.ConvertTz:
+		return newConvertTZ(x, zones), transform.NewTree, nil
+	case *function.UnixTimestamp:
+		if kids := x.Children(); len(kids) == 1 {
+			var n sql.Expression = &unixTimestamp{fn: x, arg: kids[0], zones: zones}
+			// go-mysql-server types UNIX_TIMESTAMP by its argument's
+			// value, BIGINT when it is NULL; MariaDB's is DECIMAL with 6
+			// digits for text that is no date.
+			if text, ok := constText(kids[0]); ok {
+				if d := readDateText(text); !d.read || d.badDay {
+					n = &typedAs{Expression: n, typ: types.MustCreateDecimalType(19, maxFractionDigits)}
+				}
+			}
+			return n, transform.NewTree, nil
+		}
 	case sql.FunctionExpression:
 		name := strings.ToLower(x.FunctionName())
 		if kids := e.Children(); timeFields[name] != nil && len(kids) == 1 && (types.IsText(kids[0].Type()) || types.IsTimespan(kids[0].Type())) {
@@ -169,22 +185,6 @@ func dateValueOp(e sql.Expression) (sql.Expression, transform.TreeIdentity, erro
 	n, err := e.WithChildren(out...)
 	if err != nil {
 		return nil, transform.SameTree, fmt.Errorf("date arguments of %T: %w", e, err)
-	}
-	if f, ok := e.(sql.FunctionExpression); ok && strings.EqualFold(f.FunctionName(), "convert_tz") {
-		// A DATETIME with the fraction digits the text writes (go-mysql-
-		// server's is always DATETIME(6): CONVERT_TZ('2026-11-20 10:00',
-		// ...) printed .000000).
-		return &typedAs{Expression: n, typ: datetimeType(textFractionDigits(out[0], datetimeTextDigits))}, transform.NewTree, nil
-	}
-	if f, ok := e.(sql.FunctionExpression); ok && strings.EqualFold(f.FunctionName(), "unix_timestamp") {
-		// go-mysql-server types UNIX_TIMESTAMP by its argument's value,
-		// BIGINT when it is NULL; MariaDB's is DECIMAL with 6 digits for
-		// text that is no date.
-		if text, ok := constText(kids[0]); ok {
-			if d := readDateText(text); !d.read || d.badDay {
-				return &typedAs{Expression: n, typ: types.MustCreateDecimalType(19, maxFractionDigits)}, transform.NewTree, nil
-			}
-		}
 	}
 	return n, transform.NewTree, nil
 }

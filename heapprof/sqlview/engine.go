@@ -42,6 +42,8 @@ type Engine struct {
 	keys keyFlags
 	// columns are the heapprof tables' column names (ambiguous.go).
 	columns tableColumns
+	// zones are the system's time zones (timezone.go).
+	zones *zoneDB
 }
 
 // New builds an engine whose heapprof tables read src on every scan, with
@@ -61,6 +63,7 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 	// Every plan, subqueries included, is built through execBuilder:
 	// cancellation and memory accounting (budget.go).
 	eb := newExecBuilder()
+	zones := newZoneDB()
 	eb.keys = keys
 	a := analyzer.NewBuilder(pro).
 		AddPreAnalyzeRule(ruleInterrupt, interruptRule).
@@ -97,7 +100,7 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 		// Dates made of text as MariaDB reads the text (datetext.go),
 		// before the column definitions are read: go-mysql-server types
 		// UNIX_TIMESTAMP by its argument's text.
-		AddPostValidationRule(ruleDateValue, dateValueRule).
+		AddPostValidationRule(ruleDateValue, dateValueRule(zones)).
 		// The result's column definitions as MariaDB's (resultmeta.go),
 		// from the plan before the padding rule wraps its comparisons.
 		AddPostValidationRule(ruleResultMeta, resultMetaRule).
@@ -113,7 +116,7 @@ func NewWithOptions(src Source, opts Options) (*Engine, error) {
 	// (infoschema.go).
 	a.Catalog.InfoSchema = &infoSchemaDB{Database: a.Catalog.InfoSchema, keys: keys}
 	gms := sqle.New(a, &sqle.Config{IsReadOnly: true})
-	return &Engine{gms: gms, opts: opts, keys: keys.cols, columns: newTableColumns(pro.db.tables)}, nil
+	return &Engine{gms: gms, opts: opts, keys: keys.cols, columns: newTableColumns(pro.db.tables), zones: zones}, nil
 }
 
 // Close releases the engine's background resources.
@@ -468,6 +471,9 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 		return nil, toError(err)
 	}
 	if err := checkSetVariables(stmt); err != nil {
+		return nil, err
+	}
+	if err := e.zones.checkTimeZone(stmt); err != nil {
 		return nil, err
 	}
 	if err := checkSystemSchema(s, stmt); err != nil {

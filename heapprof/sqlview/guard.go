@@ -48,8 +48,10 @@ package sqlview
 //
 // Reviewed and kept: SLEEP (it returns as soon as the statement's context is
 // canceled), RANDOM_BYTES (go-mysql-server caps it at 1,024 bytes),
-// UNCOMPRESS (capped by go-mysql-server), CONVERT_TZ / SET time_zone (Go's
-// time.LoadLocation reads only the zoneinfo database and refuses paths),
+// UNCOMPRESS (capped by go-mysql-server), CONVERT_TZ / SET time_zone (a
+// zone name is looked up among the zoneinfo files, timezone.go; what
+// go-mysql-server loads itself goes through Go's time.LoadLocation, which
+// refuses paths),
 // UUID, RAND, CONNECTION_ID, USER, VERSION. REPEAT, SPACE, LPAD, RPAD and
 // REPLACE are kept but bounded (valueGuard): REPEAT('x', 2147483647) would
 // otherwise allocate 2 GB in one call.

@@ -6,10 +6,12 @@ package sqlview
 // over functions), so the Go diff computation is checked against SQL.
 
 import (
+	"bytes"
 	"context"
 	gosql "database/sql"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +121,9 @@ type refDB struct {
 	srv    *mariadbtest.Server
 	socket string
 	db     *gosql.DB
+	// zones are the time zone names MariaDB's tables hold, loaded from
+	// the system's zoneinfo as mariadb-tzinfo-to-sql reads it.
+	zones []string
 }
 
 var ref *refDB
@@ -153,6 +158,9 @@ func startMariaDB() (*refDB, error) {
 	if err := loadReference(root, fixture()); err != nil {
 		return r, err
 	}
+	if r.zones, err = loadTimeZones(root, srv.Socket); err != nil {
+		return r, err
+	}
 	if r.db, err = gosql.Open("mysql", srv.DSN("bi", "bi", "heapprof")); err != nil {
 		return r, err
 	}
@@ -167,6 +175,34 @@ func (r *refDB) stop() {
 		r.db.Close()
 	}
 	r.srv.Stop()
+}
+
+// loadTimeZones fills MariaDB's time zone tables from /usr/share/zoneinfo,
+// as a DBA does to use named zones, and lists the names they hold.
+func loadTimeZones(root *gosql.DB, socket string) ([]string, error) {
+	sqlText, err := exec.Command("mariadb-tzinfo-to-sql", "/usr/share/zoneinfo").Output()
+	if err != nil {
+		return nil, fmt.Errorf("mariadb-tzinfo-to-sql: %w", err)
+	}
+	load := exec.Command("mariadb", "--no-defaults", "--socket="+socket, "--user=root", "mysql")
+	load.Stdin = bytes.NewReader(sqlText)
+	if out, err := load.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("load time zones: %w: %s", err, out)
+	}
+	rows, err := root.Query("SELECT name FROM mysql.time_zone_name ORDER BY name")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	return names, rows.Err()
 }
 
 // loadReference creates the heapprof tables in MariaDB from the engine's
