@@ -188,6 +188,12 @@ func calendarMonths(a, b dateText) int64 {
 // (number_to_datetime_or_date), a TIME on the current date. ok is false
 // for NULL: no date, or a zero month or day, with MariaDB's warning 1292.
 func datetimeArg(ctx *sql.Context, v any) (dateText, bool, error) {
+	return readDatetimeArg(ctx, v, false)
+}
+
+// readDatetimeArg is datetimeArg; with zeros a date with a zero month or
+// day (0000-00-00 too) is read as it is, as TIME_CONV_NONE reads it.
+func readDatetimeArg(ctx *sql.Context, v any, zeros bool) (dateText, bool, error) {
 	v, err := sql.UnwrapAny(ctx, v)
 	if err != nil {
 		return dateText{}, false, err
@@ -195,6 +201,9 @@ func datetimeArg(ctx *sql.Context, v any) (dateText, bool, error) {
 	switch x := v.(type) {
 	case time.Time:
 		if x.Equal(zeroDate) {
+			if zeros {
+				return dateText{read: true, datetime: true}, true, nil
+			}
 			ctx.Warn(erWarnDatetime, "Incorrect datetime value: '0000-00-00'")
 			return dateText{}, false, nil
 		}
@@ -205,13 +214,13 @@ func datetimeArg(ctx *sql.Context, v any) (dateText, bool, error) {
 			return dateText{}, false, err
 		}
 		at := today.(time.Time).Add(time.Duration(x.AsMicroseconds()) * time.Microsecond)
-		return datetimeArg(ctx, at)
+		return readDatetimeArg(ctx, at, zeros)
 	case []byte:
 		v = string(x)
 	}
 	if s, ok := v.(string); ok {
 		d := readDateText(s)
-		if !d.read || d.badDay || d.month == 0 || d.day == 0 {
+		if !d.read || d.badDay || !zeros && (d.month == 0 || d.day == 0) {
 			ctx.Warn(erWarnDatetime, "Incorrect datetime value: '%s'", warnedText(s))
 			return dateText{}, false, nil
 		}

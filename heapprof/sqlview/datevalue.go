@@ -35,8 +35,8 @@ const ruleDateValue analyzer.RuleId = 100117
 // date, by function name.
 var dateArgs = map[string][]int{
 	"date": {0}, "timestamp": {0}, "year": {0}, "month": {0}, "day": {0}, "dayofmonth": {0}, "dayofweek": {0},
-	"dayofyear": {0}, "weekday": {0}, "weekofyear": {0}, "quarter": {0},
-	"last_day": {0}, "dayname": {0}, "monthname": {0}, "week": {0}, "yearweek": {0}, "date_format": {0},
+	"dayofyear": {0}, "weekday": {0}, "quarter": {0},
+	"last_day": {0}, "dayname": {0}, "monthname": {0},
 }
 
 // dateValue is text as a date's canonical text, with at most digits
@@ -127,6 +127,10 @@ func dateValueOp(e sql.Expression, zones *zoneDB) (sql.Expression, transform.Tre
 		args = []int{0}
 	case *function.ConvertTz:
 		return newConvertTZ(x, zones), transform.NewTree, nil
+	case *function.FromDays:
+		return &fromDays{fn: x}, transform.NewTree, nil
+	case *function.DateFormat:
+		return &dateFormat{fn: x}, transform.NewTree, nil
 	case *function.UnixTimestamp:
 		if kids := x.Children(); len(kids) == 1 {
 			var n sql.Expression = &unixTimestamp{fn: x, arg: kids[0], zones: zones}
@@ -152,6 +156,9 @@ func dateValueOp(e sql.Expression, zones *zoneDB) (sql.Expression, transform.Tre
 		}
 		if c := newDayCount(e); c != nil {
 			return c, transform.NewTree, nil
+		}
+		if w := newWeekOf(e); w != nil {
+			return w, transform.NewTree, nil
 		}
 		args = dateArgs[name]
 	}
@@ -193,7 +200,7 @@ func dateValueOp(e sql.Expression, zones *zoneDB) (sql.Expression, transform.Tre
 // (WEEK: ERROR 1105 "Invalid argument to WEEK: invalid year"; DAYNAME:
 // warning 1292 "Incorrect datetime value: '<nil>'") where MariaDB
 // answers NULL.
-var nullDateFails = map[string]bool{"week": true, "yearweek": true, "dayname": true}
+var nullDateFails = map[string]bool{"dayname": true}
 
 // nullDate is fn (a sql.FunctionExpression), NULL when its date is: the
 // date is evaluated once and handed to fn as a literal.

@@ -317,7 +317,17 @@ func (f *fromUnixtime) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if err != nil || format == nil {
 		return nil, err
 	}
-	return function.NewDateFormat(expression.NewLiteral(t, types.DatetimeMaxPrecision), expression.NewLiteral(format, f.args[1].Type())).Eval(ctx, row)
+	text, _, err := types.LongText.Convert(ctx, format)
+	if err != nil {
+		return nil, fmt.Errorf("FROM_UNIXTIME format: %w", err)
+	}
+	if s, _ := text.(string); s != "" {
+		if out, ok := formatDate(dateText{year: t.Year(), month: int(t.Month()), day: t.Day(), hour: t.Hour(), minute: t.Minute(),
+			second: t.Second(), micro: t.Nanosecond() / 1000, read: true, datetime: true}, s); ok {
+			return out, nil
+		}
+	}
+	return nil, nil
 }
 
 // --- the analyzer rule --------------------------------------------------

@@ -471,9 +471,15 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 		}
 		if n, ok := numLength(e, child); ok {
 			mt, _ := sqltypes.TypeToMySQL(t.Type())
-			if _, div := e.(*expression.IntDiv); div && n <= int32DecimalDigitsLE-1 {
-				// Item_func_int_div: INT when it fits in 9 digits.
-				mt = mysqlTypeLong
+			switch e.(type) {
+			case *expression.IntDiv, *checkedArith, *expression.Arithmetic, *intMod, *expression.Mod:
+				// Item_num_op (+ - * % DIV) of integers: INT when it fits
+				// in 9 digits (type_handler_long_or_longlong);
+				// go-mysql-server's is BIGINT (WEEK(x, 6) + 1, Metabase's
+				// week of year).
+				if n <= int32DecimalDigitsLE-1 {
+					mt = mysqlTypeLong
+				}
 			}
 			if f, ok := e.(sql.FunctionExpression); ok && intDateParts[strings.ToLower(f.FunctionName())] && n < 11 {
 				// MariaDB's INT functions of a date (go-mysql-server's
@@ -1365,6 +1371,11 @@ func charLength(e sql.Expression, child sql.Node) (int64, bool) {
 	case "date_format", "time_format":
 		if format, isConst := constString(args[1]); isConst {
 			return dateFormatLength(format), true
+		}
+		// Item_func_date_format of another format: ten characters for
+		// each of the format's (0 for NULL).
+		if n, ok := arg(1); ok {
+			return n * 10, true
 		}
 	case "from_unixtime":
 		if len(args) == 2 {
