@@ -245,16 +245,30 @@ func (f *fromDays) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	return time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC), nil
 }
 
-// dateFormat is DATE_FORMAT(x, format) as MariaDB's
-// Item_func_date_format answers it: x read as a date that may have zero
-// parts (TIME_CONV_NONE), the format as make_date_time writes it (the
-// en_US names), NULL for an empty format or a name of a zero month or day.
-type dateFormat struct{ fn *function.DateFormat }
+// dateFormat is DATE_FORMAT(x, format) or TIME_FORMAT(x, format) as
+// MariaDB's Item_func_date_format answers them: DATE_FORMAT reads x as a
+// date that may have zero parts (TIME_CONV_NONE), TIME_FORMAT as a TIME
+// (hours beyond a day, a sign; go-mysql-server's took the hours modulo
+// 24 and had no %k or %l); the format as make_date_time writes it (the
+// en_US names), NULL for an empty format, a name of a zero month or day,
+// or a date's part of a TIME.
+type dateFormat struct {
+	fn     sql.Expression // go-mysql-server's DateFormat or TimeFormat
+	isTime bool
+}
 
 var _ sql.FunctionExpression = (*dateFormat)(nil)
 
-func (f *dateFormat) FunctionName() string       { return "date_format" }
-func (f *dateFormat) Description() string        { return "MariaDB's DATE_FORMAT (heapprof/sqlview)" }
+func (f *dateFormat) FunctionName() string {
+	if f.isTime {
+		return "time_format"
+	}
+	return "date_format"
+}
+
+func (f *dateFormat) Description() string {
+	return "MariaDB's " + strings.ToUpper(f.FunctionName()) + " (heapprof/sqlview)"
+}
 func (f *dateFormat) Type() sql.Type             { return f.fn.Type() }
 func (f *dateFormat) String() string             { return f.fn.String() }
 func (f *dateFormat) IsNullable() bool           { return true }
@@ -262,7 +276,7 @@ func (f *dateFormat) Resolved() bool             { return f.fn.Resolved() }
 func (f *dateFormat) Children() []sql.Expression { return f.fn.Children() }
 
 func (f *dateFormat) CollationCoercibility(ctx *sql.Context) (sql.CollationID, byte) {
-	return f.fn.CollationCoercibility(ctx)
+	return sql.GetCoercibility(ctx, f.fn)
 }
 
 func (f *dateFormat) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
@@ -270,45 +284,94 @@ func (f *dateFormat) WithChildren(kids ...sql.Expression) (sql.Expression, error
 	if err != nil {
 		return nil, err
 	}
-	df, ok := fn.(*function.DateFormat)
-	if !ok {
-		return nil, fmt.Errorf("DATE_FORMAT rebuilt as %T", fn)
-	}
-	return &dateFormat{fn: df}, nil
+	return &dateFormat{fn: fn, isTime: f.isTime}, nil
 }
 
 func (f *dateFormat) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	v, err := f.fn.LeftChild.Eval(ctx, row)
+	kids := f.fn.Children()
+	v, err := kids[0].Eval(ctx, row)
 	if err != nil || v == nil {
 		return nil, err
 	}
-	d, ok, err := readDatetimeArg(ctx, v, true)
+	var (
+		d   dateText
+		neg bool
+		ok  bool
+	)
+	if f.isTime {
+		d, neg, ok, err = timeArg(ctx, v)
+	} else {
+		d, ok, err = readDatetimeArg(ctx, v, true)
+	}
 	if err != nil || !ok {
 		return nil, err
 	}
-	fv, err := f.fn.RightChild.Eval(ctx, row)
+	fv, err := kids[1].Eval(ctx, row)
 	if err != nil || fv == nil {
 		return nil, err
 	}
 	format, _, err := types.LongText.Convert(ctx, fv)
 	if err != nil {
-		return nil, fmt.Errorf("DATE_FORMAT format: %w", err)
+		return nil, fmt.Errorf("%s format: %w", strings.ToUpper(f.FunctionName()), err)
 	}
 	s, _ := format.(string)
 	if s == "" {
 		return nil, nil
 	}
-	out, ok := formatDate(d, s)
+	out, ok := makeDateTime(d, neg, f.isTime, s)
 	if !ok {
 		return nil, nil
 	}
 	return out, nil
 }
 
-// formatDate is MariaDB's make_date_time of a date (MYSQL_TIMESTAMP_DATE,
-// the en_US locale); false where it fails (a zero month's name).
+// timeArg reads v as a TIME (TIME_TIME_ONLY): text by readTimeText, a
+// date's time of day, a number's digits as text. The hours may pass 24.
+func timeArg(ctx *sql.Context, v any) (d dateText, neg, ok bool, err error) {
+	if v, err = sql.UnwrapAny(ctx, v); err != nil {
+		return dateText{}, false, false, err
+	}
+	var t *timeText
+	switch x := v.(type) {
+	case types.Timespan:
+		us := x.AsMicroseconds()
+		if us < 0 {
+			us, neg = -us, true
+		}
+		return dateText{hour: int(us / 3_600_000_000), minute: int(us / 60_000_000 % 60), second: int(us / 1_000_000 % 60), micro: int(us % 1_000_000)}, neg, true, nil
+	case time.Time:
+		return dateText{hour: x.Hour(), minute: x.Minute(), second: x.Second(), micro: x.Nanosecond() / 1000}, false, true, nil
+	case []byte:
+		t = timeOfText(ctx, string(x))
+	case string:
+		t = timeOfText(ctx, x)
+	default:
+		s, _, err := types.LongText.Convert(ctx, v)
+		if err != nil {
+			return dateText{}, false, false, fmt.Errorf("TIME of %T: %w", v, err)
+		}
+		text, _ := s.(string)
+		t = timeOfText(ctx, text)
+	}
+	if t == nil {
+		return dateText{}, false, false, nil
+	}
+	return dateText{hour: int(t.hour), minute: int(t.minute), second: int(t.second), micro: int(t.micro)}, t.neg, true, nil
+}
+
+// formatDate is makeDateTime of a date.
 func formatDate(d dateText, format string) (string, bool) {
+	return makeDateTime(d, false, false, format)
+}
+
+// makeDateTime is MariaDB's make_date_time (the en_US names of
+// strtodate.go) of a date, or of a TIME (isTime; neg for a negative one):
+// false where it fails, a zero month's name or a date's part of a TIME.
+func makeDateTime(d dateText, neg, isTime bool, format string) (string, bool) {
 	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
 	twelve := (d.hour%24+11)%12 + 1
 	noDate := d.month == 0 && d.year == 0
 	for i := 0; i < len(format); i++ {
@@ -318,6 +381,9 @@ func formatDate(d dateText, format string) (string, bool) {
 			continue
 		}
 		i++
+		if isTime && strings.IndexByte("MbWaDYymcdejUuVvXxw", format[i]) >= 0 {
+			return "", false
+		}
 		switch format[i] {
 		case 'M', 'b':
 			if d.month == 0 {
@@ -422,4 +488,68 @@ func ampm(hour int) string {
 		return "AM"
 	}
 	return "PM"
+}
+
+// periodAdd is PERIOD_ADD(period, months) as MariaDB's
+// Item_func_period_add answers it (0 for period 0), in its unsigned
+// arithmetic.
+func periodAdd(ctx *sql.Context, vals []any) (any, error) {
+	period, err := toInt64(ctx, vals[0])
+	if err != nil {
+		return nil, err
+	}
+	months, err := toInt64(ctx, vals[1])
+	if err != nil {
+		return nil, err
+	}
+	if uint64(period) == 0 {
+		return int64(0), nil
+	}
+	return int64(monthToPeriod(uint64(uint32(int32(periodToMonth(uint64(period))) + int32(months))))), nil
+}
+
+// periodDiff is PERIOD_DIFF(p1, p2): the months between them.
+func periodDiff(ctx *sql.Context, vals []any) (any, error) {
+	p1, err := toInt64(ctx, vals[0])
+	if err != nil {
+		return nil, err
+	}
+	p2, err := toInt64(ctx, vals[1])
+	if err != nil {
+		return nil, err
+	}
+	return int64(periodToMonth(uint64(p1))) - int64(periodToMonth(uint64(p2))), nil
+}
+
+// periodToMonth is MariaDB's convert_period_to_month: YYMM or YYYYMM as
+// months since year 0 (two-digit years 00-69 are 20xx); 0 for 0 or past
+// 999912.
+func periodToMonth(period uint64) uint64 {
+	if period == 0 || period > 999912 {
+		return 0
+	}
+	year := period / 100
+	switch {
+	case year < 70:
+		year += 2000
+	case year < 100:
+		year += 1900
+	}
+	return year*12 + period%100 - 1
+}
+
+// monthToPeriod is MariaDB's convert_month_to_period, YYYYMM.
+func monthToPeriod(month uint64) uint64 {
+	if month == 0 {
+		return 0
+	}
+	year := month / 12
+	if year < 100 {
+		if year < 70 {
+			year += 2000
+		} else {
+			year += 1900
+		}
+	}
+	return year*100 + month%12 + 1
 }

@@ -12,8 +12,9 @@ import (
 // FROM_DAYS and TO_DAYS answer MariaDB's values for every day of
 // 1995-2050. go-mysql-server's weeks were wrong around the new year in
 // modes 2, 3, 6 and 7 (ISO's WEEK(x, 3) of 2024-12-30 was 53, not 1),
-// its FROM_DAYS was a day late in some years, and its %y of 2000-2009 one
-// digit.
+// its FROM_DAYS was a day late in some years, its %y of 2000-2009 one
+// digit, its TIME_FORMAT took the hours modulo 24, and PERIOD_ADD and
+// PERIOD_DIFF were missing.
 func TestWeeksAndDateFormatsMatchMariaDB(t *testing.T) {
 	ctx := context.Background()
 	e, s := newFixtureEngine(t)
@@ -46,6 +47,14 @@ func TestWeeksAndDateFormatsMatchMariaDB(t *testing.T) {
 		"SELECT id, DATE_FORMAT(taken_at, '%Y-%m-%d %H:%i:%s.%f'), CONCAT(DATE_FORMAT(taken_at, '%Y-%m'), '-01'), FROM_UNIXTIME(UNIX_TIMESTAMP(taken_at) - 567648000, '%y %X %V') FROM snapshots ORDER BY id",
 		"SELECT FROM_DAYS(0), FROM_DAYS(365), FROM_DAYS(366), FROM_DAYS(3652424), FROM_DAYS(3652425), FROM_DAYS(-1), FROM_DAYS('730000'), FROM_DAYS(730000.7), FROM_DAYS(NULL)",
 		"SELECT WEEK('2026-11-20', NULL), WEEK('2026-11-20', 8), WEEK('2026-11-20', -1), WEEK(NULL), YEARWEEK(NULL, 3), WEEK('2026-11-00'), YEARWEEK('x'), WEEKOFYEAR('2026-02-30')",
+		// TIME_FORMAT reads a TIME: hours past a day, a sign, %k and %l
+		// (go-mysql-server's took the hours modulo 24 and printed "k").
+		"SELECT TIME_FORMAT('-10:05:03.5', '%H %k %h %l %p %r %T %f'), TIME_FORMAT('838:59:59', '%H %T'), TIME_FORMAT('900:00:00', '%H'), TIME_FORMAT(100503, '%T'), TIME_FORMAT('10:00', '%Y'), TIME_FORMAT('10:00', '%M'), TIME_FORMAT('10:00', ''), TIME_FORMAT('10:00', NULL), TIME_FORMAT(NULL, '%H')",
+		"SELECT TIME_FORMAT('2026-01-01', '%H:%i:%s'), TIME_FORMAT('2026-01-01 10:05', '%H:%i:%s'), TIME_FORMAT('x', '%H'), TIME_FORMAT(SEC_TO_TIME(100000), '%H %k %l %r'), TIME_FORMAT(TIMEDIFF('2026-11-20 10:00', '2026-11-21 12:30'), '%H:%i %p')",
+		"SELECT id, TIME_FORMAT(taken_at, '%H:%i:%s.%f %p'), TIME_FORMAT(TIME(taken_at), '%k') FROM snapshots ORDER BY id",
+		// PERIOD_ADD and PERIOD_DIFF (they were ERROR 1305).
+		"SELECT PERIOD_ADD(202611, 3), PERIOD_DIFF(202611, 202502), PERIOD_ADD(2611, 14), PERIOD_DIFF(2611, 9912), PERIOD_ADD(0, 1), PERIOD_DIFF(202611, 0), PERIOD_ADD(202601, -100), PERIOD_ADD(NULL, 1), PERIOD_DIFF(1, NULL), PERIOD_ADD('202611', '2'), PERIOD_ADD(999912, 1), PERIOD_ADD(1000000, 1), PERIOD_ADD(-1, 1), PERIOD_DIFF(202611.6, 202611)",
+		"SELECT id, PERIOD_ADD(DATE_FORMAT(taken_at, '%Y%m'), 1), PERIOD_DIFF(DATE_FORMAT(taken_at, '%Y%m'), 202501) FROM snapshots ORDER BY id",
 		// Metabase's ISO week of year and week of year (mode 6, plus 1).
 		"SELECT id, WEEK(taken_at, 3), WEEK(taken_at, 6) + 1, YEARWEEK(taken_at, 3) FROM snapshots ORDER BY id",
 	} {

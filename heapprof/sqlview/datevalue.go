@@ -131,6 +131,8 @@ func dateValueOp(e sql.Expression, zones *zoneDB) (sql.Expression, transform.Tre
 		return &fromDays{fn: x}, transform.NewTree, nil
 	case *function.DateFormat:
 		return &dateFormat{fn: x}, transform.NewTree, nil
+	case *function.TimeFormat:
+		return &dateFormat{fn: x, isTime: true}, transform.NewTree, nil
 	case *function.UnixTimestamp:
 		if kids := x.Children(); len(kids) == 1 {
 			var n sql.Expression = &unixTimestamp{fn: x, arg: kids[0], zones: zones}

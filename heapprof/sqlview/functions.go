@@ -33,6 +33,11 @@ func (p *provider) Function(ctx *sql.Context, name string) (sql.Function, bool) 
 		return sql.Function2{Name: "makedate", Fn: func(y, d sql.Expression) sql.Expression {
 			return &fnExpr{name: "MAKEDATE", args: []sql.Expression{y, d}, typ: types.Date, eval: makedate}
 		}}, true
+	case "period_add", "period_diff":
+		eval := map[string]func(*sql.Context, []any) (any, error){"period_add": periodAdd, "period_diff": periodDiff}[strings.ToLower(name)]
+		return sql.Function2{Name: strings.ToLower(name), Fn: func(a, b sql.Expression) sql.Expression {
+			return &fnExpr{name: strings.ToUpper(name), args: []sql.Expression{a, b}, typ: types.Int64, eval: eval}
+		}}, true
 	case "sec_to_time":
 		return sql.Function1{Name: "sec_to_time", Fn: func(x sql.Expression) sql.Expression {
 			return &fnExpr{name: "SEC_TO_TIME", args: []sql.Expression{x}, typ: types.Time, eval: secToTime}

@@ -507,7 +507,8 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 
 // intDateParts are the functions of a date MariaDB types INT (BIGINT
 // from 11 characters on) where go-mysql-server's are BIGINT.
-var intDateParts = map[string]bool{"datediff": true, "to_days": true, "weekofyear": true, "microsecond": true, "extract": true}
+var intDateParts = map[string]bool{"datediff": true, "to_days": true, "weekofyear": true, "microsecond": true, "extract": true,
+	"period_add": true, "period_diff": true}
 
 // extractLength is EXTRACT(unit FROM x)'s length as MariaDB's
 // Item_extract::fix_length_and_dec gives it: the unit's digits, a sign
@@ -1608,7 +1609,7 @@ func numLength(e sql.Expression, child sql.Node) (int64, bool) {
 		return numLength(e.Children()[0], child)
 	case "hour", "month", "day", "dayofmonth", "minute", "second", "week", "weekofyear":
 		return 2, true
-	case "microsecond", "to_days":
+	case "microsecond", "to_days", "period_add", "period_diff":
 		return 6, true
 	case "datediff":
 		// TO_DAYS(a) - TO_DAYS(b) (Create_func_datediff).
