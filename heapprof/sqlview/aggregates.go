@@ -31,6 +31,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation/window"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -760,9 +761,11 @@ func fixColumnTypes(n sql.Node, known map[sql.ColumnId]sql.Type) (sql.Node, tran
 						if a.id != 0 {
 							known[a.id] = a.Type()
 						}
-					case *aggregation.Min, *aggregation.Max:
+					case *aggregation.Min, *aggregation.Max, *window.Lag, *window.Lead, *window.FirstValue, *window.LastValue:
 						// Typed by their argument, which the dialect
-						// rule may have retyped (MOD of a DECIMAL).
+						// rule may have retyped (MOD of a DECIMAL), or
+						// this one (LAG(s) of a derived table's SUM: it
+						// was a DOUBLE, printed 4.8234497e+07).
 						if id := a.(sql.IdExpression).Id(); id != 0 {
 							known[id] = a.Type()
 						}

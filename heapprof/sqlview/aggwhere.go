@@ -44,19 +44,28 @@ func checkWhereAggregates(stmt ast.Statement) error {
 // hasAggregate: e calls an aggregate outside its subqueries (window
 // functions are not aggregates here).
 func hasAggregate(e ast.Expr) bool {
+	return exprHas(e, func(n ast.SQLNode) bool {
+		switch x := n.(type) {
+		case *ast.FuncExpr:
+			return x.IsAggregate() && x.Over == nil
+		case *ast.GroupConcatExpr:
+			return true
+		}
+		return false
+	})
+}
+
+// exprHas says a node of e outside its subqueries matches.
+func exprHas(e ast.Expr, match func(ast.SQLNode) bool) bool {
 	if e == nil {
 		return false
 	}
 	found := false
 	_ = ast.Walk(func(n ast.SQLNode) (bool, error) {
-		switch x := n.(type) {
-		case *ast.Subquery:
+		if _, sub := n.(*ast.Subquery); sub {
 			return false, nil
-		case *ast.FuncExpr:
-			found = found || (x.IsAggregate() && x.Over == nil)
-		case *ast.GroupConcatExpr:
-			found = true
 		}
+		found = found || match(n)
 		return !found, nil
 	}, e)
 	return found

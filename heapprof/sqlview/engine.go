@@ -480,6 +480,7 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 		return nil, err
 	}
 	notNames(query, stmt)
+	groupedWindows(stmt)
 	if _, err := e.plannable(sctx, stmt); err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation/window"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -92,6 +93,12 @@ func deriveFlags(ctx *sql.Context, n sql.Node, keys keyFlags, tmp bool, explicit
 				}
 				continue
 			}
+		}
+		if pe, _ := produced(n, i); pe != nil && rankFunction(pe) {
+			// Item_sum_row_number and its kin: a signed BIGINT, never
+			// NULL, in a temporary table too (window functions make one).
+			out[i] = colFlags(flagBinary | flagNotNull)
+			continue
 		}
 		if tmp {
 			continue
@@ -225,6 +232,17 @@ func exprFlags(ctx *sql.Context, e sql.Expression, child sql.Node, explicit expl
 func signedDateFunction(e sql.Expression) bool {
 	f, ok := unalias(e).(sql.FunctionExpression)
 	return ok && intDateParts[strings.ToLower(f.FunctionName())]
+}
+
+// rankFunction is whether e is ROW_NUMBER, RANK, DENSE_RANK or NTILE,
+// which MariaDB types a signed BIGINT where go-mysql-server's are
+// unsigned.
+func rankFunction(e sql.Expression) bool {
+	switch unalias(e).(type) {
+	case *window.RowNumber, *window.Rank, *window.DenseRank, *window.NTile:
+		return true
+	}
+	return false
 }
 
 // notNullFunctions are the functions MariaDB marks maybe_null only when

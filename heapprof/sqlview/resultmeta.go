@@ -22,6 +22,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation"
+	"github.com/dolthub/go-mysql-server/sql/expression/function/aggregation/window"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -303,6 +304,16 @@ func findColumn(n sql.Node, id sql.ColumnId) (sql.Expression, sql.Node) {
 func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 	if v, ok := e.(*setUserVar); ok {
 		e = unalias(v)
+	}
+	if rankFunction(e) {
+		// Item_sum_row_number and its kin: BIGINT(21) (go-mysql-server's
+		// NTILE is a DOUBLE).
+		return &colMeta{typ: mysqlTypeLongLong, length: 21}
+	}
+	switch unalias(e).(type) {
+	case *window.PercentRank:
+		// Item_sum_percent_rank: DOUBLE(17,10), printed with 10 decimals.
+		return &colMeta{typ: mysqlTypeDouble, length: 17, decimals: 10}
 	}
 	if s, ok := unalias(e).(*storedDouble); ok {
 		e = s.child // defined as what it stores
