@@ -125,7 +125,8 @@ func (x *extremum) WithChildren(c ...sql.Expression) (sql.Expression, error) {
 }
 
 // kind is 'n' (not ours: go-mysql-server answers), 'd' (DECIMAL), 'f'
-// (DOUBLE) or 't' (a DECIMAL with a date or time: unsupported).
+// (DOUBLE), 'D' (dates, with text) or 't' (a DECIMAL with a date or
+// time: unsupported).
 func (x *extremum) kind(ts []sql.Type) byte {
 	dec, exact, temporal, text, number := false, true, false, false, false
 	for _, t := range ts {
@@ -149,6 +150,9 @@ func (x *extremum) kind(ts []sql.Type) byte {
 		// Text among numbers: all compared as DOUBLE, text by its
 		// leading number (go-mysql-server parses it whole).
 		return 'f'
+	case temporal && !number:
+		// Dates among dates and text: compared as dates (datechoice.go).
+		return 'D'
 	case !dec:
 		return 'n'
 	case temporal:
@@ -185,6 +189,10 @@ func (x *extremum) Type() sql.Type {
 		return types.MustCreateDecimalType(min(intDigits+scale, 65), min(scale, 30))
 	case 'f':
 		return types.Float64
+	case 'D':
+		if t, ok := dateChoiceType(x.args, true); ok {
+			return t
+		}
 	}
 	return x.base.Type()
 }
@@ -196,6 +204,9 @@ func (x *extremum) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	}
 	if k == 't' {
 		return nil, errUnsupported(x.name() + "() of DECIMAL and date or time values together")
+	}
+	if k == 'D' {
+		return dateExtremum(ctx, row, x.args, x.Type(), x.greatest)
 	}
 	var best *big.Rat
 	var bestF float64
@@ -404,6 +415,9 @@ func dialectExpr(e sql.Expression, child sql.Node) (sql.Expression, transform.Tr
 		}
 	case *function.If, *function.IfNull, *function.Coalesce, *expression.Case:
 		if x := exactChoice(e); x != nil {
+			return x, transform.NewTree, nil
+		}
+		if x := newDateChoice(e); x != nil {
 			return x, transform.NewTree, nil
 		}
 	case *function.DateAdd:
@@ -1129,6 +1143,31 @@ func temporalArgsAsText(e sql.Expression, child sql.Node) (sql.Expression, bool,
 		if !types.IsText(x.Type()) {
 			return e, false, nil
 		}
+	case *function.Coalesce, *function.IfNull, *function.If:
+		// A choice of text among dates and times: the dates as text
+		// (COALESCE(TIME(x), '10:00') was ERROR 1105).
+		if !types.IsText(x.Type()) || newDateChoice(e) != nil {
+			// (A choice among dates and NULL is a date: datechoice.go.)
+			return e, false, nil
+		}
+		kids := slices.Clone(e.Children())
+		changed := false
+		for i, k := range kids {
+			if _, cond := x.(*function.If); cond && i == 0 {
+				continue
+			}
+			switch t := k.Type(); {
+			case isTemporal(t):
+				kids[i], changed = &temporalText{wrapped{k}}, true
+			case types.IsTimespan(t):
+				kids[i], changed = newTimeAsText(k), true
+			}
+		}
+		if !changed {
+			return e, false, nil
+		}
+		out, err := e.WithChildren(kids...)
+		return out, err == nil, err
 	case sql.FunctionExpression:
 		if !textFunctions[strings.ToLower(x.FunctionName())] {
 			return e, false, nil

@@ -459,6 +459,17 @@ func timePrecision(e sql.Expression) int {
 	if tc, ok := unalias(e).(*timeCast); ok {
 		return tc.digits
 	}
+	if vals, ok := choiceValues(unalias(e)); ok {
+		// A choice among TIMEs has the most digits of its values
+		// (IFNULL(NULL, TIME(x)) printed 08:00:00 of 08:00:00.123456).
+		d := 0
+		for _, v := range vals {
+			if types.IsTimespan(v.Type()) {
+				d = max(d, timePrecision(v))
+			}
+		}
+		return d
+	}
 	if f, ok := unalias(e).(sql.FunctionExpression); ok {
 		switch strings.ToLower(f.FunctionName()) {
 		case "timediff", "time", "sec_to_time":

@@ -492,9 +492,9 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 					mt = mysqlTypeLong
 				}
 			}
-			if f, ok := e.(sql.FunctionExpression); ok && intDateParts[strings.ToLower(f.FunctionName())] && n < 11 {
-				// MariaDB's INT functions of a date (go-mysql-server's
-				// are BIGINT): INT below 11 characters.
+			if f, ok := e.(sql.FunctionExpression); ok && (intDateParts[strings.ToLower(f.FunctionName())] || strings.EqualFold(f.FunctionName(), "instr")) && n < 11 {
+				// MariaDB's INT functions of a date and INSTR
+				// (go-mysql-server's are BIGINT): INT below 11 characters.
 				mt = mysqlTypeLong
 			}
 			if f, ok := e.(sql.FunctionExpression); ok && tmp && signedDatePart[strings.ToLower(f.FunctionName())] {
