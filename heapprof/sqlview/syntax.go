@@ -133,6 +133,22 @@ func (e *Engine) reparse(query string, parseErr error) (ast.Statement, string, e
 			return st, quoted, nil
 		}
 	}
+	if edits := odbcEscapes(toks); edits != nil {
+		written, orig := applyEdits(query, edits)
+		st, err := ast.Parse(written)
+		if err != nil {
+			// {fn TIMESTAMPDIFF(SQL_TSI_HOUR, ...)}: ODBC's units too.
+			if plain, _, ok := plainTSIUnits(written, tokens(written)); ok {
+				if st, err = ast.Parse(plain); err == nil {
+					written = plain
+				}
+			}
+		}
+		if err == nil {
+			odbcNames(st, query, orig)
+			return st, written, nil
+		}
+	}
 	if plain, spans, ok := plainTSIUnits(query, toks); ok {
 		if st, err := ast.Parse(plain); err == nil {
 			tsiUnitNames(st, query, spans)
