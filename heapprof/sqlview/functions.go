@@ -46,6 +46,12 @@ func (p *provider) Function(ctx *sql.Context, name string) (sql.Function, bool) 
 		return sql.Function2{Name: "str_to_date", Fn: func(d, f sql.Expression) sql.Expression {
 			return &strToDate{date: d, format: f}
 		}}, true
+	case "insert":
+		return sql.Function4{Name: "insert", Fn: func(a, b, c, d sql.Expression) sql.Expression {
+			return &fnExpr{name: "INSERT", args: []sql.Expression{a, b, c, d}, typ: types.LongText, eval: insertChars}
+		}}, true
+	case "lpad", "rpad":
+		return sql.FunctionN{Name: strings.ToLower(name), Fn: newPad(strings.EqualFold(name, "lpad"))}, true
 	case "greatest":
 		return sql.FunctionN{Name: "greatest", Fn: newExtremum(true)}, true
 	case "least":

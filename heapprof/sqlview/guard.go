@@ -413,6 +413,9 @@ func (g *valueGuard) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		ctx.Warn(erWarnAllowedPacketOverflowed, "Result of %s() was larger than max_allowed_packet (%d) - truncated", funcName(g.fn), g.limit)
 		return nil, nil
 	}
+	if p, ok := g.fn.(*function.Pad); ok {
+		return padChars(ctx, vals, p.FunctionName() == "lpad")
+	}
 	fn, err := g.fn.WithChildren(lits...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", funcName(g.fn), err)

@@ -1375,6 +1375,13 @@ func charLength(e sql.Expression, child sql.Node) (int64, bool) {
 			n += n * (to - 1)
 		}
 		return n, true
+	case "insert":
+		// Item_func_insert: the string's and the inserted string's.
+		if len(args) == 4 {
+			a, ok1 := arg(0)
+			b, ok2 := arg(3)
+			return a + b, ok1 && ok2
+		}
 	case "lpad", "rpad":
 		if k, isConst := constInt(args[1]); isConst {
 			return max(0, k), true
