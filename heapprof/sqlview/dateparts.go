@@ -95,8 +95,8 @@ func calcWeek(d dateText, behaviour int) (week, year int) {
 // and Item_extract answer them: x read as a Datetime (TIME_NO_ZEROS), the
 // mode's integer (NULL is 0), calc_week.
 type weekOf struct {
-	fn   sql.Expression // go-mysql-server's: Type(), String() and its children
-	name string         // "week", "yearweek", "weekofyear" or "extract"
+	answersFor
+	name string // "week", "yearweek", "weekofyear" or "extract"
 }
 
 var _ sql.FunctionExpression = (*weekOf)(nil)
@@ -105,14 +105,14 @@ var _ sql.FunctionExpression = (*weekOf)(nil)
 func newWeekOf(e sql.Expression) *weekOf {
 	switch f := e.(type) {
 	case *function.Week:
-		return &weekOf{fn: e, name: "week"}
+		return &weekOf{answersFor{e}, "week"}
 	case *function.YearWeek:
-		return &weekOf{fn: e, name: "yearweek"}
+		return &weekOf{answersFor{e}, "yearweek"}
 	case *function.WeekOfYear:
-		return &weekOf{fn: e, name: "weekofyear"}
+		return &weekOf{answersFor{e}, "weekofyear"}
 	case *function.Extract:
 		if unit, ok := constString(f.LeftChild); ok && strings.EqualFold(unit, "WEEK") {
-			return &weekOf{fn: e, name: "extract"}
+			return &weekOf{answersFor{e}, "extract"}
 		}
 	}
 	return nil
@@ -122,18 +122,13 @@ func (w *weekOf) FunctionName() string { return w.name }
 func (w *weekOf) Description() string {
 	return "MariaDB's " + strings.ToUpper(w.name) + " (heapprof/sqlview)"
 }
-func (w *weekOf) Type() sql.Type             { return w.fn.Type() }
-func (w *weekOf) String() string             { return w.fn.String() }
-func (w *weekOf) IsNullable() bool           { return true }
-func (w *weekOf) Resolved() bool             { return w.fn.Resolved() }
-func (w *weekOf) Children() []sql.Expression { return w.fn.Children() }
 
 func (w *weekOf) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
 	fn, err := w.fn.WithChildren(kids...)
 	if err != nil {
 		return nil, err
 	}
-	return &weekOf{fn: fn, name: w.name}, nil
+	return &weekOf{answersFor{fn}, w.name}, nil
 }
 
 func (w *weekOf) Eval(ctx *sql.Context, row sql.Row) (any, error) {
@@ -205,32 +200,23 @@ func dateOfDaynr(n int64) (year, month, day int, ok bool) {
 }
 
 // fromDays is FROM_DAYS(n) as MariaDB's Item_func_from_days answers it.
-type fromDays struct{ fn *function.FromDays }
+type fromDays struct{ answersFor }
 
 var _ sql.FunctionExpression = (*fromDays)(nil)
 
-func (f *fromDays) FunctionName() string       { return "from_days" }
-func (f *fromDays) Description() string        { return "MariaDB's FROM_DAYS (heapprof/sqlview)" }
-func (f *fromDays) Type() sql.Type             { return f.fn.Type() }
-func (f *fromDays) String() string             { return f.fn.String() }
-func (f *fromDays) IsNullable() bool           { return true }
-func (f *fromDays) Resolved() bool             { return f.fn.Resolved() }
-func (f *fromDays) Children() []sql.Expression { return f.fn.Children() }
+func (f *fromDays) FunctionName() string { return "from_days" }
+func (f *fromDays) Description() string  { return "MariaDB's FROM_DAYS (heapprof/sqlview)" }
 
 func (f *fromDays) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
 	fn, err := f.fn.WithChildren(kids...)
 	if err != nil {
 		return nil, err
 	}
-	fd, ok := fn.(*function.FromDays)
-	if !ok {
-		return nil, fmt.Errorf("FROM_DAYS rebuilt as %T", fn)
-	}
-	return &fromDays{fn: fd}, nil
+	return &fromDays{answersFor{fn}}, nil
 }
 
 func (f *fromDays) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	v, err := f.fn.Child.Eval(ctx, row)
+	v, err := f.fn.Children()[0].Eval(ctx, row)
 	if err != nil || v == nil {
 		return nil, err
 	}
@@ -253,8 +239,8 @@ func (f *fromDays) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 // en_US names), NULL for an empty format, a name of a zero month or day,
 // or a date's part of a TIME.
 type dateFormat struct {
-	fn     sql.Expression // go-mysql-server's DateFormat or TimeFormat
-	isTime bool
+	answersFor // go-mysql-server's DateFormat or TimeFormat
+	isTime     bool
 }
 
 var _ sql.FunctionExpression = (*dateFormat)(nil)
@@ -269,11 +255,6 @@ func (f *dateFormat) FunctionName() string {
 func (f *dateFormat) Description() string {
 	return "MariaDB's " + strings.ToUpper(f.FunctionName()) + " (heapprof/sqlview)"
 }
-func (f *dateFormat) Type() sql.Type             { return f.fn.Type() }
-func (f *dateFormat) String() string             { return f.fn.String() }
-func (f *dateFormat) IsNullable() bool           { return true }
-func (f *dateFormat) Resolved() bool             { return f.fn.Resolved() }
-func (f *dateFormat) Children() []sql.Expression { return f.fn.Children() }
 
 func (f *dateFormat) CollationCoercibility(ctx *sql.Context) (sql.CollationID, byte) {
 	return sql.GetCoercibility(ctx, f.fn)
@@ -284,7 +265,7 @@ func (f *dateFormat) WithChildren(kids ...sql.Expression) (sql.Expression, error
 	if err != nil {
 		return nil, err
 	}
-	return &dateFormat{fn: fn, isTime: f.isTime}, nil
+	return &dateFormat{answersFor{fn}, f.isTime}, nil
 }
 
 func (f *dateFormat) Eval(ctx *sql.Context, row sql.Row) (any, error) {

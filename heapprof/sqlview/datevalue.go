@@ -128,14 +128,14 @@ func dateValueOp(e sql.Expression, zones *zoneDB) (sql.Expression, transform.Tre
 	case *function.ConvertTz:
 		return newConvertTZ(x, zones), transform.NewTree, nil
 	case *function.FromDays:
-		return &fromDays{fn: x}, transform.NewTree, nil
+		return &fromDays{answersFor{x}}, transform.NewTree, nil
 	case *function.DateFormat:
-		return &dateFormat{fn: x}, transform.NewTree, nil
+		return &dateFormat{answersFor{x}, false}, transform.NewTree, nil
 	case *function.TimeFormat:
-		return &dateFormat{fn: x, isTime: true}, transform.NewTree, nil
+		return &dateFormat{answersFor{x}, true}, transform.NewTree, nil
 	case *function.UnixTimestamp:
 		if kids := x.Children(); len(kids) == 1 {
-			var n sql.Expression = &unixTimestamp{fn: x, arg: kids[0], zones: zones}
+			var n sql.Expression = &unixTimestamp{answersFor{x}, zones}
 			// go-mysql-server types UNIX_TIMESTAMP by its argument's
 			// value, BIGINT when it is NULL; MariaDB's is DECIMAL with 6
 			// digits for text that is no date.

@@ -33,6 +33,17 @@ func (w wrapped) IsNullable() bool           { return w.child.IsNullable() }
 func (w wrapped) Children() []sql.Expression { return []sql.Expression{w.child} }
 func (w wrapped) String() string             { return w.child.String() }
 
+// answersFor is embedded by the nodes that answer in MariaDB's way for a
+// go-mysql-server function fn: they show fn's text (the name of an
+// unaliased select item's column), and have its children and type.
+type answersFor struct{ fn sql.Expression }
+
+func (a answersFor) String() string             { return a.fn.String() }
+func (a answersFor) Resolved() bool             { return a.fn.Resolved() }
+func (a answersFor) IsNullable() bool           { return true }
+func (a answersFor) Children() []sql.Expression { return a.fn.Children() }
+func (a answersFor) Type() sql.Type             { return a.fn.Type() }
+
 // withChild is WithChildren for the one-child wrapper e: rebuild wraps
 // the new child.
 func withChild(e sql.Expression, c []sql.Expression, rebuild func(sql.Expression) sql.Expression) (sql.Expression, error) {

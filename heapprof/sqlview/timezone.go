@@ -258,10 +258,9 @@ func (z zone) fromUTC(at int64) dateText {
 // convertTZ is CONVERT_TZ(date, from, to) as MariaDB's
 // Item_func_convert_tz answers it.
 type convertTZ struct {
-	fn    sql.Expression // go-mysql-server's CONVERT_TZ: its String() names the column
-	args  []sql.Expression
-	typ   sql.Type
-	zones *zoneDB
+	answersFor // go-mysql-server's CONVERT_TZ
+	typ        sql.Type
+	zones      *zoneDB
 }
 
 var _ sql.FunctionExpression = (*convertTZ)(nil)
@@ -270,37 +269,30 @@ var _ sql.FunctionExpression = (*convertTZ)(nil)
 // fraction digits of its date (text's as written; go-mysql-server's was
 // always DATETIME(6)).
 func newConvertTZ(fn *function.ConvertTz, zones *zoneDB) *convertTZ {
-	args := fn.Children()
-	digits := temporalDigits(args[0])
-	if types.IsText(args[0].Type()) {
-		digits = textFractionDigits(args[0], datetimeTextDigits)
+	date := fn.Children()[0]
+	digits := temporalDigits(date)
+	if types.IsText(date.Type()) {
+		digits = textFractionDigits(date, datetimeTextDigits)
 	}
-	return &convertTZ{fn: fn, args: args, typ: datetimeType(digits), zones: zones}
+	return &convertTZ{answersFor{fn}, datetimeType(digits), zones}
 }
 
-func (c *convertTZ) FunctionName() string       { return "convert_tz" }
-func (c *convertTZ) Description() string        { return "MariaDB's CONVERT_TZ (heapprof/sqlview)" }
-func (c *convertTZ) Type() sql.Type             { return c.typ }
-func (c *convertTZ) String() string             { return c.fn.String() }
-func (c *convertTZ) IsNullable() bool           { return true }
-func (c *convertTZ) Children() []sql.Expression { return c.args }
-
-func (c *convertTZ) Resolved() bool {
-	return c.args[0].Resolved() && c.args[1].Resolved() && c.args[2].Resolved()
-}
+func (c *convertTZ) FunctionName() string { return "convert_tz" }
+func (c *convertTZ) Description() string  { return "MariaDB's CONVERT_TZ (heapprof/sqlview)" }
+func (c *convertTZ) Type() sql.Type       { return c.typ }
 
 func (c *convertTZ) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
-	if len(kids) != 3 {
-		return nil, sql.ErrInvalidChildrenNumber.New(c, len(kids), 3)
+	fn, err := c.fn.WithChildren(kids...)
+	if err != nil {
+		return nil, err
 	}
-	n := *c
-	n.args = kids
-	return &n, nil
+	return &convertTZ{answersFor{fn}, c.typ, c.zones}, nil
 }
 
 func (c *convertTZ) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	args := c.fn.Children()
 	var zones [2]zone
-	for i, a := range c.args[1:] {
+	for i, a := range args[1:] {
 		v, err := a.Eval(ctx, row)
 		if err != nil || v == nil {
 			return nil, err
@@ -316,7 +308,7 @@ func (c *convertTZ) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		}
 		zones[i] = z
 	}
-	v, err := c.args[0].Eval(ctx, row)
+	v, err := args[0].Eval(ctx, row)
 	if err != nil || v == nil {
 		return nil, err
 	}
@@ -346,28 +338,26 @@ func (c *convertTZ) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 // CONVERT_TZ resolves it, the fraction kept (go-mysql-server's was 0
 // for any time in 1970-01-01 00:00:00.xxx UTC).
 type unixTimestamp struct {
-	fn    sql.Expression // go-mysql-server's: its Type() and String() stay
-	arg   sql.Expression
-	zones *zoneDB
+	answersFor // go-mysql-server's one-argument UNIX_TIMESTAMP
+	zones      *zoneDB
 }
 
 var _ sql.FunctionExpression = (*unixTimestamp)(nil)
 
-func (u *unixTimestamp) FunctionName() string       { return "unix_timestamp" }
-func (u *unixTimestamp) Description() string        { return "MariaDB's UNIX_TIMESTAMP (heapprof/sqlview)" }
-func (u *unixTimestamp) String() string             { return u.fn.String() }
-func (u *unixTimestamp) IsNullable() bool           { return true }
-func (u *unixTimestamp) Resolved() bool             { return u.arg.Resolved() }
-func (u *unixTimestamp) Children() []sql.Expression { return []sql.Expression{u.arg} }
+func (u *unixTimestamp) FunctionName() string { return "unix_timestamp" }
+func (u *unixTimestamp) Description() string  { return "MariaDB's UNIX_TIMESTAMP (heapprof/sqlview)" }
+
+// arg is the date UNIX_TIMESTAMP reads.
+func (u *unixTimestamp) arg() sql.Expression { return u.fn.Children()[0] }
 
 // Type is MariaDB's: a DECIMAL with the fraction digits of the date, a
 // BIGINT without any (go-mysql-server's was DECIMAL(19,0) for DATE(x), and
 // took every character after the first '.' of text for a digit).
 func (u *unixTimestamp) Type() sql.Type {
 	t := u.fn.Type()
-	if types.IsText(u.arg.Type()) {
-		if _, constant := constText(u.arg); constant {
-			t = types.MustCreateDecimalType(19, uint8(textFractionDigits(u.arg, datetimeTextDigits)))
+	if arg := u.arg(); types.IsText(arg.Type()) {
+		if _, constant := constText(arg); constant {
+			t = types.MustCreateDecimalType(19, uint8(textFractionDigits(arg, datetimeTextDigits)))
 		}
 	}
 	if dt, ok := t.(sql.DecimalType); ok && dt.Scale() == 0 {
@@ -384,11 +374,11 @@ func (u *unixTimestamp) WithChildren(kids ...sql.Expression) (sql.Expression, er
 	if err != nil {
 		return nil, err
 	}
-	return &unixTimestamp{fn: fn, arg: kids[0], zones: u.zones}, nil
+	return &unixTimestamp{answersFor{fn}, u.zones}, nil
 }
 
 func (u *unixTimestamp) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	v, err := u.arg.Eval(ctx, row)
+	v, err := u.arg().Eval(ctx, row)
 	if err != nil || v == nil {
 		return nil, err
 	}

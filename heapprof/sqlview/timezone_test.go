@@ -67,11 +67,11 @@ func missing(got, want []string) []string {
 }
 
 // TestConvertTZMatchesMariaDB: CONVERT_TZ answers MariaDB's dates in every
-// zone, around each of the zone's clock changes of 2025-2027 (a local
-// time the change skips is the instant it ends, one it repeats the first
-// of the two; go-mysql-server answered with Go's calendar), at the ends of
-// TIMESTAMP's range (outside it a date is left as it is), and with
-// MariaDB's offsets and unknown zones (NULL).
+// zone, from local times around each of the zone's clock changes of
+// 2025-2027 (a local time the change skips is the instant it ends, one it
+// repeats the first of the two; go-mysql-server answered with Go's
+// calendar), at the ends of TIMESTAMP's range (outside it a date is left
+// as it is), and with MariaDB's offsets and unknown zones (NULL).
 func TestConvertTZMatchesMariaDB(t *testing.T) {
 	ctx := context.Background()
 	e, s := newFixtureEngine(t)
@@ -94,7 +94,7 @@ func TestConvertTZMatchesMariaDB(t *testing.T) {
 		zone := "'" + name + "'"
 		var items []string
 		for _, local := range aroundChanges(loc) {
-			items = append(items, "CONVERT_TZ('"+local+"', "+zone+", 'UTC')", "CONVERT_TZ('"+local+"', 'UTC', "+zone+")")
+			items = append(items, "CONVERT_TZ('"+local+"', "+zone+", 'UTC')")
 		}
 		for _, d := range []string{"1970-01-01 00:00:00", "1969-12-31 23:59:59", "2038-01-19 03:14:07", "2038-01-20 00:00:00", "2026-07-01 12:00:00.123456", "2026-01-01"} {
 			items = append(items, "CONVERT_TZ('"+d+"', "+zone+", '+00:00')", "CONVERT_TZ('"+d+"', '+00:00', "+zone+")")
@@ -117,9 +117,10 @@ func TestConvertTZMatchesMariaDB(t *testing.T) {
 	}
 }
 
-// aroundChanges are local times in loc half an hour and a minute either
-// side of each of its clock changes from 2025 to 2027, read with the
-// offsets before and after the change (at most 8 changes).
+// aroundChanges are local times in loc at each of its clock changes from
+// 2025 to 2027, a minute before and half an hour after, read with the
+// offsets before and after the change (at most 8 changes): for a gap of
+// an hour, 01:59, 02:00 and 02:30 (in it), 02:59, 03:00 and 03:30.
 func aroundChanges(loc *time.Location) []string {
 	var out []string
 	at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -133,7 +134,7 @@ func aroundChanges(loc *time.Location) []string {
 		_, after := next.In(loc).Zone()
 		for _, off := range []int{before, after} {
 			wall := next.UTC().Add(time.Duration(off) * time.Second)
-			for _, d := range []time.Duration{-30 * time.Minute, -time.Minute, 0, time.Minute, 30 * time.Minute} {
+			for _, d := range []time.Duration{-time.Minute, 0, 30 * time.Minute} {
 				out = append(out, wall.Add(d).Format("2006-01-02 15:04:05"))
 			}
 		}
