@@ -72,6 +72,21 @@ func hasWindow(e ast.Expr) bool {
 
 // splitGroups makes s read its grouping from a derived table.
 func splitGroups(s *ast.Select) {
+	// GROUP BY 2 names the second select item, which the derived table
+	// need not have in second place: it groups by the item's expression.
+	for i, g := range s.GroupBy {
+		v, ok := g.(*ast.SQLVal)
+		if !ok || v.Type != ast.IntVal {
+			continue
+		}
+		var k int
+		if _, err := fmt.Sscan(string(v.Val), &k); err != nil || k < 1 || k > len(s.SelectExprs) {
+			continue
+		}
+		if a := s.SelectExprs[k-1].(*ast.AliasedExpr); !hasWindow(a.Expr) {
+			s.GroupBy[i] = a.Expr
+		}
+	}
 	inner := &ast.Select{From: s.From, Where: s.Where, GroupBy: s.GroupBy, Having: s.Having}
 	names := map[string]string{} // a group-level value's text -> its column
 	column := func(e ast.Expr, name string) ast.Expr {

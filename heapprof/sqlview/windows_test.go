@@ -35,6 +35,10 @@ func TestWindowsOverGroupsMatchMariaDB(t *testing.T) {
 		// DOUBLE, printed 4.8234497e+07).
 		"SELECT DATE(taken_at) AS d, LAG(SUM(total_bytes)) OVER (ORDER BY DATE(taken_at)) AS prev FROM snapshots GROUP BY d ORDER BY d",
 		"SELECT d, LAG(s) OVER (ORDER BY d), FIRST_VALUE(s) OVER (ORDER BY d) FROM (SELECT DATE(taken_at) d, SUM(total_bytes) s FROM snapshots GROUP BY d) t ORDER BY d",
+		// GROUP BY positions: the derived table's columns are in another
+		// order than the select list.
+		"SELECT COUNT(*) OVER (), node_id, node_kind FROM snapshots GROUP BY 3, 2 ORDER BY 2",
+		"SELECT RANK() OVER (ORDER BY SUM(total_bytes) DESC) r, node_kind FROM snapshots GROUP BY 2 ORDER BY 2",
 		// In a derived table: the top two nodes.
 		"SELECT * FROM (SELECT node_id, SUM(total_bytes) AS s, RANK() OVER (ORDER BY SUM(total_bytes) DESC) AS r FROM snapshots GROUP BY node_id) t WHERE r <= 2 ORDER BY r",
 		// Ranks and PERCENT_RANK as MariaDB types them: BIGINT, DOUBLE(17,10).
