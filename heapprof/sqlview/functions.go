@@ -38,6 +38,13 @@ func (p *provider) Function(ctx *sql.Context, name string) (sql.Function, bool) 
 		return sql.Function2{Name: strings.ToLower(name), Fn: func(a, b sql.Expression) sql.Expression {
 			return &fnExpr{name: strings.ToUpper(name), args: []sql.Expression{a, b}, typ: types.Int64, eval: eval}
 		}}, true
+	case "maketime":
+		return sql.Function3{Name: "maketime", Fn: func(h, m, sec sql.Expression) sql.Expression {
+			digits := maketimeDigits(sec)
+			return &fnExpr{name: "MAKETIME", args: []sql.Expression{h, m, sec}, typ: types.Time, eval: func(ctx *sql.Context, vals []any) (any, error) {
+				return maketime(ctx, vals, digits)
+			}}
+		}}, true
 	case "sec_to_time":
 		return sql.Function1{Name: "sec_to_time", Fn: func(x sql.Expression) sql.Expression {
 			return &fnExpr{name: "SEC_TO_TIME", args: []sql.Expression{x}, typ: types.Time, eval: secToTime}
@@ -478,6 +485,8 @@ func timePrecision(e sql.Expression) int {
 	}
 	if f, ok := unalias(e).(sql.FunctionExpression); ok {
 		switch strings.ToLower(f.FunctionName()) {
+		case "maketime":
+			return maketimeDigits(unalias(e).Children()[2])
 		case "timediff", "time", "sec_to_time":
 			d := 0
 			for _, a := range unalias(e).Children() {
