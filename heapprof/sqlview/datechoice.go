@@ -146,9 +146,9 @@ func dateExtremum(ctx *sql.Context, row sql.Row, args []sql.Expression, typ sql.
 	return out, err
 }
 
-// comparedDate is v read as a date is compared with one (packedOperand's
-// reading): text that is no date is the zero date, with MariaDB's
-// warning.
+// comparedDate is v read as a date is compared with one (a comparison's
+// operand, GREATEST's and LEAST's arguments): text that is no date is the
+// zero date, with MariaDB's warning.
 func comparedDate(ctx *sql.Context, v any) (dateText, error) {
 	v, err := sql.UnwrapAny(ctx, v)
 	if err != nil {

@@ -17,7 +17,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
@@ -80,26 +79,11 @@ func (d *dateOperand) WithChildren(c ...sql.Expression) (sql.Expression, error) 
 }
 
 // packedOperand is v packed: a date's fields, or text read as a date
-// (warning as MariaDB does).
+// (comparedDate, warning as MariaDB does).
 func packedOperand(ctx *sql.Context, v any) (any, error) {
-	v, err := sql.UnwrapAny(ctx, v)
+	d, err := comparedDate(ctx, v)
 	if err != nil {
 		return nil, err
-	}
-	switch x := v.(type) {
-	case time.Time:
-		return packTime(x), nil
-	case []byte:
-		v = string(x)
-	}
-	s, ok := v.(string)
-	if !ok {
-		return nil, fmt.Errorf("date comparison of %T", v)
-	}
-	d := readDateText(s)
-	warnCompared(ctx, s, d)
-	if !d.read {
-		return int64(0), nil
 	}
 	return d.packed(), nil
 }

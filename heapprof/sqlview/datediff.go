@@ -207,7 +207,7 @@ func readDatetimeArg(ctx *sql.Context, v any, zeros bool) (dateText, bool, error
 			ctx.Warn(erWarnDatetime, "Incorrect datetime value: '0000-00-00'")
 			return dateText{}, false, nil
 		}
-		return dateText{year: x.Year(), month: int(x.Month()), day: x.Day(), hour: x.Hour(), minute: x.Minute(), second: x.Second(), micro: x.Nanosecond() / 1000, read: true, datetime: true}, true, nil
+		return dateOfTime(x), true, nil
 	case types.Timespan:
 		today, err := currentDate(ctx, nil)
 		if err != nil {
@@ -228,6 +228,12 @@ func readDatetimeArg(ctx *sql.Context, v any, zeros bool) (dateText, bool, error
 		return d, true, nil
 	}
 	return numberDatetime(ctx, v)
+}
+
+// dateOfTime is t's fields as a datetime read from text would have them.
+func dateOfTime(t time.Time) dateText {
+	return dateText{year: t.Year(), month: int(t.Month()), day: t.Day(), hour: t.Hour(), minute: t.Minute(), second: t.Second(),
+		micro: t.Nanosecond() / 1000, read: true, datetime: true}
 }
 
 // numberDatetime reads the number v as a date (MariaDB's Sec6 of it, then
@@ -262,7 +268,11 @@ func numberDatetime(ctx *sql.Context, v any) (dateText, bool, error) {
 	case float32:
 		return numberDatetime(ctx, float64(x))
 	case bool:
-		return numberDatetime(ctx, map[bool]int64{false: 0, true: 1}[x])
+		n := int64(0)
+		if x {
+			n = 1
+		}
+		return numberDatetime(ctx, n)
 	default:
 		n, _, err := types.Int64.Convert(ctx, v)
 		if err != nil {

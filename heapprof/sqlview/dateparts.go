@@ -17,7 +17,6 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
-	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
 // calc_week's behaviour bits.
@@ -154,11 +153,9 @@ func (w *weekOf) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 			return nil, err
 		}
 		if m != nil {
-			n, _, err := types.Int64.Convert(ctx, m)
-			if err != nil {
+			if mode, err = toInt64(ctx, m); err != nil {
 				return nil, fmt.Errorf("%s mode: %w", strings.ToUpper(w.name), err)
 			}
-			mode = n.(int64)
 		}
 	}
 	if w.name == "yearweek" {
@@ -220,11 +217,11 @@ func (f *fromDays) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if err != nil || v == nil {
 		return nil, err
 	}
-	n, _, err := types.Int64.Convert(ctx, v)
+	n, err := toInt64(ctx, v)
 	if err != nil {
 		return nil, fmt.Errorf("FROM_DAYS: %w", err)
 	}
-	year, month, day, ok := dateOfDaynr(n.(int64))
+	year, month, day, ok := dateOfDaynr(n)
 	if !ok {
 		return zeroDate, nil
 	}
@@ -280,7 +277,11 @@ func (f *dateFormat) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		ok  bool
 	)
 	if f.isTime {
-		d, neg, ok, err = timeArg(ctx, v)
+		var t *timeText
+		t, err = timeArg(ctx, v)
+		if t != nil {
+			d, neg, ok = dateText{hour: int(t.hour), minute: int(t.minute), second: int(t.second), micro: int(t.micro)}, t.neg, true
+		}
 	} else {
 		d, ok, err = readDatetimeArg(ctx, v, true)
 	}
@@ -291,11 +292,10 @@ func (f *dateFormat) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if err != nil || fv == nil {
 		return nil, err
 	}
-	format, _, err := types.LongText.Convert(ctx, fv)
+	s, err := toText(ctx, fv)
 	if err != nil {
 		return nil, fmt.Errorf("%s format: %w", strings.ToUpper(f.FunctionName()), err)
 	}
-	s, _ := format.(string)
 	if s == "" {
 		return nil, nil
 	}
@@ -304,40 +304,6 @@ func (f *dateFormat) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return nil, nil
 	}
 	return out, nil
-}
-
-// timeArg reads v as a TIME (TIME_TIME_ONLY): text by readTimeText, a
-// date's time of day, a number's digits as text. The hours may pass 24.
-func timeArg(ctx *sql.Context, v any) (d dateText, neg, ok bool, err error) {
-	if v, err = sql.UnwrapAny(ctx, v); err != nil {
-		return dateText{}, false, false, err
-	}
-	var t *timeText
-	switch x := v.(type) {
-	case types.Timespan:
-		us := x.AsMicroseconds()
-		if us < 0 {
-			us, neg = -us, true
-		}
-		return dateText{hour: int(us / 3_600_000_000), minute: int(us / 60_000_000 % 60), second: int(us / 1_000_000 % 60), micro: int(us % 1_000_000)}, neg, true, nil
-	case time.Time:
-		return dateText{hour: x.Hour(), minute: x.Minute(), second: x.Second(), micro: x.Nanosecond() / 1000}, false, true, nil
-	case []byte:
-		t = timeOfText(ctx, string(x))
-	case string:
-		t = timeOfText(ctx, x)
-	default:
-		s, _, err := types.LongText.Convert(ctx, v)
-		if err != nil {
-			return dateText{}, false, false, fmt.Errorf("TIME of %T: %w", v, err)
-		}
-		text, _ := s.(string)
-		t = timeOfText(ctx, text)
-	}
-	if t == nil {
-		return dateText{}, false, false, nil
-	}
-	return dateText{hour: int(t.hour), minute: int(t.minute), second: int(t.second), micro: int(t.micro)}, t.neg, true, nil
 }
 
 // formatDate is makeDateTime of a date.

@@ -313,7 +313,7 @@ func (r *dateReader) dateTimeSeparator() bool {
 
 func daysIn(year, month int) int {
 	// Year 0 is no leap year to MariaDB (calc_days_in_year).
-	if month == 2 && year%4 == 0 && (year%100 != 0 || year%400 == 0 && year != 0) {
+	if month == 2 && daysInYear(year) == 366 {
 		return 29
 	}
 	return [...]int{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}[month-1]
@@ -322,20 +322,7 @@ func daysIn(year, month int) int {
 // packed orders dates as MariaDB's packed DATETIME does: field by field,
 // a zero month or day before the first, the zero date first of all.
 func (d dateText) packed() int64 {
-	return packDate(d.year, d.month, d.day, d.hour, d.minute, d.second, d.micro)
-}
-
-func packDate(year, month, day, hour, minute, second, micro int) int64 {
-	return (((((int64(year)*13+int64(month))*32+int64(day))*24+int64(hour))*60+int64(minute))*60+int64(second))*1e6 + int64(micro)
-}
-
-// packTime is packed of a DATETIME, DATE or TIMESTAMP value;
-// go-mysql-server's zero date (0000-01-01) is MariaDB's 0000-00-00.
-func packTime(t time.Time) int64 {
-	if t.Equal(zeroDate) {
-		return 0
-	}
-	return packDate(t.Year(), int(t.Month()), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond()/1000)
+	return (((((int64(d.year)*13+int64(d.month))*32+int64(d.day))*24+int64(d.hour))*60+int64(d.minute))*60+int64(d.second))*1e6 + int64(d.micro)
 }
 
 // zeroDate is go-mysql-server's value for 0000-00-00 00:00:00.

@@ -328,13 +328,12 @@ func (f *fromUnixtime) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if err != nil || format == nil {
 		return nil, err
 	}
-	text, _, err := types.LongText.Convert(ctx, format)
+	s, err := toText(ctx, format)
 	if err != nil {
 		return nil, fmt.Errorf("FROM_UNIXTIME format: %w", err)
 	}
-	if s, _ := text.(string); s != "" {
-		if out, ok := formatDate(dateText{year: t.Year(), month: int(t.Month()), day: t.Day(), hour: t.Hour(), minute: t.Minute(),
-			second: t.Second(), micro: t.Nanosecond() / 1000, read: true, datetime: true}, s); ok {
+	if s != "" {
+		if out, ok := formatDate(dateOfTime(t), s); ok {
 			return out, nil
 		}
 	}
@@ -1137,6 +1136,7 @@ var textFunctions = map[string]bool{
 // with all p fraction digits (go-mysql-server drops trailing zeros:
 // CONCAT(x, ”) of 08:00:00.500000 was 08:00:00.5).
 func temporalArgsAsText(e sql.Expression, child sql.Node) (sql.Expression, bool, error) {
+	choice := false // IF, IFNULL, COALESCE: only their dates and times
 	switch x := e.(type) {
 	case *expression.Like:
 	case *expression.Convert:
@@ -1145,29 +1145,12 @@ func temporalArgsAsText(e sql.Expression, child sql.Node) (sql.Expression, bool,
 		}
 	case *function.Coalesce, *function.IfNull, *function.If:
 		// A choice of text among dates and times: the dates as text
-		// (COALESCE(TIME(x), '10:00') was ERROR 1105).
+		// (COALESCE(TIME(x), '10:00') was ERROR 1105); a choice among
+		// dates and NULL is a date (datechoice.go).
 		if !types.IsText(x.Type()) || newDateChoice(e) != nil {
-			// (A choice among dates and NULL is a date: datechoice.go.)
 			return e, false, nil
 		}
-		kids := slices.Clone(e.Children())
-		changed := false
-		for i, k := range kids {
-			if _, cond := x.(*function.If); cond && i == 0 {
-				continue
-			}
-			switch t := k.Type(); {
-			case isTemporal(t):
-				kids[i], changed = &temporalText{wrapped{k}}, true
-			case types.IsTimespan(t):
-				kids[i], changed = newTimeAsText(k), true
-			}
-		}
-		if !changed {
-			return e, false, nil
-		}
-		out, err := e.WithChildren(kids...)
-		return out, err == nil, err
+		choice = true
 	case sql.FunctionExpression:
 		if !textFunctions[strings.ToLower(x.FunctionName())] {
 			return e, false, nil
@@ -1178,9 +1161,12 @@ func temporalArgsAsText(e sql.Expression, child sql.Node) (sql.Expression, bool,
 	kids := slices.Clone(e.Children())
 	changed := false
 	for i, k := range kids {
+		if _, cond := e.(*function.If); cond && i == 0 {
+			continue
+		}
 		t := k.Type()
 		digits := notFixedDec31
-		if types.IsFloat(t) && readsAsText(e, i) {
+		if types.IsFloat(t) && !choice && readsAsText(e, i) {
 			digits = realDecimals(k, child)
 		}
 		switch {
@@ -1188,7 +1174,7 @@ func temporalArgsAsText(e sql.Expression, child sql.Node) (sql.Expression, bool,
 			kids[i], changed = &temporalText{wrapped{k}}, true
 		case types.IsTimespan(t):
 			kids[i], changed = newTimeAsText(k), true
-		case !readsAsText(e, i):
+		case choice || !readsAsText(e, i):
 		case digits < notFixedDec31:
 			kids[i], changed = newFixedDoubleText(k, digits), true
 		case numeric(t) && !isConcat(e):

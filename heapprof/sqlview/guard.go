@@ -413,9 +413,6 @@ func (g *valueGuard) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		ctx.Warn(erWarnAllowedPacketOverflowed, "Result of %s() was larger than max_allowed_packet (%d) - truncated", funcName(g.fn), g.limit)
 		return nil, nil
 	}
-	if p, ok := g.fn.(*function.Pad); ok {
-		return padChars(ctx, vals, p.FunctionName() == "lpad")
-	}
 	fn, err := g.fn.WithChildren(lits...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", funcName(g.fn), err)
@@ -460,7 +457,7 @@ func resultBound(ctx *sql.Context, fn sql.Expression, vals []any) int64 {
 		return s * n
 	case *function.Space:
 		return num(0)
-	case *function.Pad:
+	case *charPad:
 		// a character takes up to 4 bytes in utf8mb4
 		return min(num(1), 1<<60) * 4
 	case *function.Replace:
@@ -480,7 +477,7 @@ func guardValues(n sql.Node, limit int64, eb *execBuilder) (sql.Node, transform.
 		switch e := e.(type) {
 		case *valueGuard:
 			return e, transform.SameTree, nil
-		case *function.Repeat, *function.Space, *function.Pad, *function.Replace:
+		case *function.Repeat, *function.Space, *charPad, *function.Replace:
 			return &valueGuard{fn: e, limit: limit}, transform.NewTree, nil
 		case *plan.Subquery:
 			q, same, err := guardValues(e.Query, limit, eb)

@@ -18,6 +18,15 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
+// charPad is LPAD or RPAD counting characters; valueGuard bounds it as
+// it bounds REPEAT.
+type charPad struct {
+	answersFor // go-mysql-server's LPAD or RPAD: name, children, type
+	left       bool
+}
+
+var _ sql.FunctionExpression = (*charPad)(nil)
+
 // newPad is LPAD (left) or RPAD of args, the pad a space when only two
 // are given.
 func newPad(left bool) func(args ...sql.Expression) (sql.Expression, error) {
@@ -25,21 +34,51 @@ func newPad(left bool) func(args ...sql.Expression) (sql.Expression, error) {
 		if len(args) == 2 {
 			args = append(args, expression.NewLiteral(" ", types.LongText))
 		}
+		newFn := function.NewRightPad
 		if left {
-			return function.NewLeftPad(args...)
+			newFn = function.NewLeftPad
 		}
-		return function.NewRightPad(args...)
+		fn, err := newFn(args...)
+		if err != nil {
+			return nil, err
+		}
+		return &charPad{answersFor{fn}, left}, nil
 	}
 }
 
-// padChars is LPAD(s, n, pad) (left) or RPAD of the evaluated vals, in
-// characters; nil (NULL) as MariaDB answers NULL.
-func padChars(ctx *sql.Context, vals []any, left bool) (any, error) {
-	for _, v := range vals {
-		if v == nil {
-			return nil, nil
-		}
+func (p *charPad) FunctionName() string { return p.fn.(sql.FunctionExpression).FunctionName() }
+func (p *charPad) Description() string {
+	return "MariaDB's " + strings.ToUpper(p.FunctionName()) + " (heapprof/sqlview)"
+}
+
+func (p *charPad) CollationCoercibility(ctx *sql.Context) (sql.CollationID, byte) {
+	return sql.GetCoercibility(ctx, p.fn)
+}
+
+func (p *charPad) WithChildren(kids ...sql.Expression) (sql.Expression, error) {
+	fn, err := p.fn.WithChildren(kids...)
+	if err != nil {
+		return nil, err
 	}
+	return &charPad{answersFor{fn}, p.left}, nil
+}
+
+func (p *charPad) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	kids := p.Children()
+	vals := make([]any, len(kids))
+	for i, k := range kids {
+		v, err := k.Eval(ctx, row)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		vals[i] = v
+	}
+	return padChars(ctx, vals, p.left)
+}
+
+// padChars is LPAD(s, n, pad) (left) or RPAD of the evaluated vals (none
+// NULL), in characters; nil (NULL) as MariaDB answers NULL.
+func padChars(ctx *sql.Context, vals []any, left bool) (any, error) {
 	s, err := toText(ctx, vals[0])
 	if err != nil {
 		return nil, err
@@ -48,11 +87,10 @@ func padChars(ctx *sql.Context, vals []any, left bool) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, _, err := types.Int64.Convert(ctx, vals[1])
+	count, err := toInt64(ctx, vals[1])
 	if err != nil {
 		return nil, fmt.Errorf("PAD length: %w", err)
 	}
-	count := n.(int64)
 	if count < 0 {
 		return nil, nil
 	}

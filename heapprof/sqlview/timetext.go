@@ -244,28 +244,42 @@ func (f *timeField) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if err != nil || v == nil {
 		return nil, err
 	}
-	if v, err = sql.UnwrapAny(ctx, v); err != nil {
+	t, err := timeArg(ctx, v)
+	if err != nil || t == nil {
 		return nil, err
 	}
-	var t *timeText
+	return int32(timeFields[f.name](t)), nil
+}
+
+// timeArg reads v as a TIME (TIME_TIME_ONLY): text by readTimeText (with
+// its warnings), a TIME as it is, a date's time of day, a number's digits
+// as text; nil for NULL. The hours may pass 24.
+func timeArg(ctx *sql.Context, v any) (*timeText, error) {
+	v, err := sql.UnwrapAny(ctx, v)
+	if err != nil {
+		return nil, err
+	}
 	switch x := v.(type) {
 	case types.Timespan:
 		us := x.AsMicroseconds()
+		t := &timeText{read: true}
 		if us < 0 {
-			us = -us
+			us, t.neg = -us, true
 		}
-		t = &timeText{hour: us / 3_600_000_000, minute: us / 60_000_000 % 60, second: us / 1_000_000 % 60, micro: us % 1_000_000}
+		t.hour, t.minute, t.second, t.micro = us/3_600_000_000, us/60_000_000%60, us/1_000_000%60, us%1_000_000
+		return t, nil
+	case time.Time:
+		return &timeText{hour: int64(x.Hour()), minute: int64(x.Minute()), second: int64(x.Second()), micro: int64(x.Nanosecond() / 1000), read: true}, nil
 	case []byte:
-		t = timeOfText(ctx, string(x))
+		return timeOfText(ctx, string(x)), nil
 	case string:
-		t = timeOfText(ctx, x)
-	default:
-		return nil, fmt.Errorf("%s of %T", strings.ToUpper(f.name), v)
+		return timeOfText(ctx, x), nil
 	}
-	if t == nil {
-		return nil, nil
+	s, err := toText(ctx, v)
+	if err != nil {
+		return nil, fmt.Errorf("TIME of %T: %w", v, err)
 	}
-	return int32(timeFields[f.name](t)), nil
+	return timeOfText(ctx, s), nil
 }
 
 func (f *timeField) WithChildren(c ...sql.Expression) (sql.Expression, error) {

@@ -252,7 +252,7 @@ func (z zone) fromUTC(at int64) dateText {
 	if z.loc != nil {
 		t = time.Unix(at, 0).In(z.loc)
 	}
-	return dateText{year: t.Year(), month: int(t.Month()), day: t.Day(), hour: t.Hour(), minute: t.Minute(), second: t.Second(), read: true, datetime: true}
+	return dateOfTime(t)
 }
 
 // convertTZ is CONVERT_TZ(date, from, to) as MariaDB's
@@ -297,11 +297,10 @@ func (c *convertTZ) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		if err != nil || v == nil {
 			return nil, err
 		}
-		s, _, err := types.LongText.Convert(ctx, v)
+		name, err := toText(ctx, v)
 		if err != nil {
 			return nil, fmt.Errorf("CONVERT_TZ zone: %w", err)
 		}
-		name, _ := s.(string)
 		z, ok := c.zones.find(name)
 		if !ok {
 			return nil, nil

@@ -14,6 +14,7 @@ package sqlview
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
@@ -79,8 +80,8 @@ func splitGroups(s *ast.Select) {
 		if !ok || v.Type != ast.IntVal {
 			continue
 		}
-		var k int
-		if _, err := fmt.Sscan(string(v.Val), &k); err != nil || k < 1 || k > len(s.SelectExprs) {
+		k, err := strconv.Atoi(string(v.Val))
+		if err != nil || k < 1 || k > len(s.SelectExprs) {
 			continue
 		}
 		if a := s.SelectExprs[k-1].(*ast.AliasedExpr); !hasWindow(a.Expr) {
