@@ -480,7 +480,11 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 		return nil, err
 	}
 	notNames(query, stmt)
+	if err := rollups(sctx, stmt); err != nil {
+		return nil, err
+	}
 	groupedWindows(stmt)
+	groupOrder(sctx, stmt)
 	if _, err := e.plannable(sctx, stmt); err != nil {
 		return nil, err
 	}
@@ -633,6 +637,10 @@ func (r *Result) okResult() (*Result, error) {
 func columns(ctx *sql.Context, schema sql.Schema) []Column {
 	var meta []*colMeta
 	var flagsOf []colFlags
+	var union []Column
+	if m, ok := ctx.Value(metaKey{}).(*stmtMeta); ok {
+		union = m.union
+	}
 	if m, ok := ctx.Value(metaKey{}).(*stmtMeta); ok && len(m.cols) == len(schema) {
 		meta = m.cols
 		if len(m.flags) == len(schema) {
@@ -716,6 +724,10 @@ func columns(ctx *sql.Context, schema sql.Schema) []Column {
 		}
 		if i < len(flagsOf) && flagsOf[i] != flagsUnknown {
 			cols[i].Flags = uint16(flagsOf[i])
+		}
+		if len(union) == len(schema) {
+			u := union[i]
+			cols[i].Type, cols[i].Length, cols[i].Decimals, cols[i].Flags, cols[i].Charset = u.Type, u.Length, u.Decimals, u.Flags, u.Charset
 		}
 	}
 	return cols

@@ -29,6 +29,8 @@ func (p *provider) Function(ctx *sql.Context, name string) (sql.Function, bool) 
 		return sql.FunctionN{Name: setUserVarFunc, Fn: func(args ...sql.Expression) (sql.Expression, error) {
 			return newSetUserVar(ctx, args...)
 		}}, true
+	case unionAsFunc:
+		return sql.FunctionN{Name: unionAsFunc, Fn: newUnionAs}, true
 	case "makedate":
 		return sql.Function2{Name: "makedate", Fn: func(y, d sql.Expression) sql.Expression {
 			return &fnExpr{name: "MAKEDATE", args: []sql.Expression{y, d}, typ: types.Date, eval: makedate}

@@ -84,6 +84,13 @@ type stmtMeta struct {
 	// tables' key flags they are derived with.
 	flags []colFlags
 	keys  keyFlags
+	// union are the columns of a statement that is a UNION chain, as
+	// MariaDB joins its SELECTs' (uniontypes.go).
+	union []Column
+	// groupOrdered: groupOrder sorted a GROUP BY by its groups.
+	groupOrdered bool
+	// rolledUp are the SELECTs of a rollup's added rows (rollup.go).
+	rolledUp map[*ast.Select]bool
 }
 
 type metaKey struct{}
@@ -456,8 +463,10 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 			}
 		}
 		if lit, ok := e.(*expression.Literal); ok {
+			// Item_int: type_handler_long_or_longlong, INT up to 9
+			// characters (SELECT 1000000000 is a BIGINT).
 			n, _ := numLength(lit, child)
-			if n <= int32DecimalDigitsLE {
+			if n <= int32DecimalDigitsLE-1 {
 				return &colMeta{typ: mysqlTypeLong, length: uint32(n)}
 			}
 			return &colMeta{typ: mysqlTypeLongLong, length: uint32(n)}
@@ -1719,6 +1728,9 @@ func usesTempTable(ctx *sql.Context, n sql.Node, first string) bool {
 	walk(n)
 	if tmp {
 		return true
+	}
+	if m, ok := ctx.Value(metaKey{}).(*stmtMeta); ok && m.groupOrdered && group != nil {
+		sorts = nil // the grouping's own order
 	}
 	if group != nil && len(group.GroupByExprs) > 0 {
 		if sorts != nil && !sortsByKeys(sorts, sortChild, group) {

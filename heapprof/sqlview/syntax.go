@@ -160,9 +160,10 @@ func (e *Engine) reparse(query string, parseErr error) (ast.Statement, string, e
 			return st, quoted, nil
 		}
 	}
-	for i, t := range toks {
-		if t.is("WITH") && i+1 < len(toks) && toks[i+1].is("ROLLUP") {
-			return nil, "", errUnsupported("GROUP BY ... WITH ROLLUP; run the totals as a second query (or a UNION ALL of the grouped and the total rows)")
+	if edits := rollupEdits(toks); edits != nil {
+		written, _ := applyEdits(query, edits)
+		if st, err := ast.Parse(written); err == nil {
+			return st, written, nil // rollups rewrites the marked SELECTs
 		}
 	}
 	return nil, "", parseErr

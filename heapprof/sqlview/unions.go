@@ -6,7 +6,6 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
-	"github.com/dolthub/go-mysql-server/sql/planbuilder"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
@@ -22,18 +21,15 @@ import (
 // SQLGetTypeInfo, a UNION of 43 literal rows, never finished, and no
 // timeout or KILL reaches a statement still being planned.
 //
-// lineUpUnions gives every SELECT of a chain its column types after the
-// chain's conversions up front, as CAST(x AS t) with the conversion the
-// planner would have chosen (expression.GetConvertToType folded over the
-// SELECTs in order, as mergeSetOpSchemas applies it). With equal types on
-// both sides no UNION needs a projection, and the answer is the one
-// MariaDB gives, which types a UNION's columns from all its SELECTs at
-// once. A chain it cannot line up (a SELECT that is not planned alone: a
-// ? marker, a column of an outer query; one with GROUP BY, HAVING, ORDER
-// BY, LIMIT, DISTINCT, windows or *, where a CAST would change what the
-// SELECT computes) is planned as written if the planner's steps, counted
-// from the SELECTs' types, stay small, and refused with ERROR 1235
-// otherwise.
+// lineUpUnions gives every SELECT of a chain its column types up front:
+// the types MariaDB joins the SELECTs' columns to (uniontypes.go), each
+// column that go-mysql-server would type otherwise converted in every
+// SELECT. With equal types on both sides no UNION needs a projection,
+// and the answer is the one MariaDB gives. A chain it cannot line up (a
+// SELECT that is not planned alone: a ? marker, a column of an outer
+// query; one of *, whose columns cannot be converted one by one) is
+// planned as written if the planner's steps, counted from the SELECTs'
+// types, stay small, and refused with ERROR 1235 otherwise.
 //
 // Even with equal types a left-deep chain of n SELECTs plans in about n^3
 // steps: every level's rules ask the SetOp for its schema, which asks
@@ -73,7 +69,7 @@ func (e *Engine) lineUpUnions(sctx *sql.Context, stmt ast.Statement) (changed bo
 		return true, nil
 	}, stmt)
 	for i := len(chains) - 1; i >= 0; i-- {
-		c, err := e.lineUpChain(sctx, chains[i])
+		c, err := e.lineUpChain(sctx, chains[i], chains[i] == stmt)
 		if err != nil {
 			return false, err
 		}
@@ -101,15 +97,13 @@ func chainSelects(op *ast.SetOp) []ast.SelectStatement {
 	return out
 }
 
-func (e *Engine) lineUpChain(sctx *sql.Context, op *ast.SetOp) (bool, error) {
+func (e *Engine) lineUpChain(sctx *sql.Context, op *ast.SetOp, top bool) (bool, error) {
 	selects := chainSelects(op)
 	levels := len(selects) - 1
-	if levels < 2 {
-		return false, nil // one projection at most: nothing to multiply
-	}
-	schemas := make([]sql.Schema, len(selects))
+	bound := make([]sql.Schema, len(selects))
+	items := make([][]unionItem, len(selects))
 	for i, s := range selects {
-		sch, ok := e.selectSchema(sctx, s)
+		its, sch, ok := e.branchColumns(sctx, s)
 		if !ok {
 			if levels > unionGuessLevels {
 				return false, errUnsupported(fmt.Sprintf("a chain of %d UNION/INTERSECT/EXCEPT whose SELECT %d cannot be planned alone "+
@@ -118,41 +112,62 @@ func (e *Engine) lineUpChain(sctx *sql.Context, op *ast.SetOp) (bool, error) {
 			}
 			return false, nil
 		}
-		if i > 0 && len(sch) != len(schemas[0]) {
+		if i > 0 && len(sch) != len(bound[0]) {
 			return false, nil // the planner's own error
 		}
-		schemas[i] = sch
+		bound[i], items[i] = sch, its
 	}
-	targets, steps := unionConversions(schemas)
-	if targets == nil {
+	// MariaDB streams a UNION ALL; it writes a UNION DISTINCT, or one
+	// it sorts, to a temporary table.
+	tmp := len(op.OrderBy) > 0
+	for o := op; o != nil; {
+		tmp = tmp || unionKind(o.Type) == "distinct"
+		o, _ = o.Left.(*ast.SetOp)
+	}
+	var rolled map[*ast.Select]bool
+	if m, ok := sctx.Value(metaKey{}).(*stmtMeta); ok {
+		rolled = m.rolledUp
+	}
+	joined := make([]Column, len(bound[0]))
+	for c := range joined {
+		col := make([]unionItem, len(items))
+		for i := range items {
+			col[i] = items[i][c]
+			if sel := plainOrGrouped(selects[i]); sel != nil && rolled[sel] {
+				// A rollup's added rows keep the grouped rows' types
+				// (rollup.go): only NULL is theirs.
+				col[i] = items[0][c]
+				if items[i][c].col.Flags&flagNotNull == 0 {
+					col[i].col.Flags &^= flagNotNull
+				}
+			}
+		}
+		joined[c] = joinUnionColumns(col, tmp)
+	}
+	if top {
+		if m, ok := sctx.Value(metaKey{}).(*stmtMeta); ok {
+			m.union = joined
+		}
+	}
+	need, anyCast := unionNeedsCast(bound, items, joined)
+	if !anyCast {
 		return balanceChain(op, selects), nil
 	}
-	var fixed []*ast.Select
+	var sels []*ast.Select
 	for _, s := range selects {
-		sel := plainSelect(s)
-		if sel == nil {
-			if steps > unionStepLimit {
+		sel := plainOrGrouped(s)
+		if sel == nil || !castable(sel) {
+			if _, steps := unionConversions(bound); levels > 1 && steps > unionStepLimit {
 				return false, errUnsupported(fmt.Sprintf("a chain of %d UNION/INTERSECT/EXCEPT whose SELECTs differ in column types, "+
-					"one of them with GROUP BY, HAVING, ORDER BY, LIMIT, DISTINCT, a window or *: its planning time grows "+
-					"exponentially with the chain; give every SELECT the same column types (CAST) or split the chain", levels))
+					"one of them with * or INTO: its planning time grows exponentially with the chain; "+
+					"give every SELECT the same column types (CAST) or split the chain", levels))
 			}
 			return false, nil
 		}
-		fixed = append(fixed, sel)
+		sels = append(sels, sel)
 	}
-	for i, sel := range fixed {
-		for c, expr := range sel.SelectExprs {
-			if targets[c] == "" {
-				continue
-			}
-			ae := expr.(*ast.AliasedExpr)
-			name := ae.As
-			if name.IsEmpty() {
-				name = ast.NewColIdent(schemas[i][c].Name)
-			}
-			sel.SelectExprs[c] = &ast.AliasedExpr{Expr: &ast.ConvertExpr{Name: "cast", Expr: ae.Expr,
-				Type: &ast.ConvertType{Type: targets[c]}}, As: name}
-		}
+	for i, sel := range sels {
+		castUnionColumns(sel, bound[i], joined, need)
 	}
 	balanceChain(op, selects)
 	return true, nil
@@ -209,56 +224,18 @@ func unionKind(typ string) string {
 	return ""
 }
 
-// selectSchema is the schema of one SELECT of a chain, planned alone.
-func (e *Engine) selectSchema(sctx *sql.Context, s ast.SelectStatement) (sch sql.Schema, ok bool) {
-	hasMarker := false
-	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
-		if v, ok := node.(*ast.SQLVal); ok && v.Type == ast.ValArg {
-			hasMarker = true
-			return false, nil
-		}
-		return true, nil
-	}, s)
-	if hasMarker {
-		return nil, false
-	}
-	b := planbuilder.New(sctx, e.gms.Analyzer.Catalog, e.gms.EventScheduler, e.gms.Parser)
-	node, _, err := b.BindOnly(s, ast.String(s), nil)
-	if err != nil || node == nil {
-		return nil, false
-	}
-	return node.Schema(), true
-}
-
-// plainSelect is s when a CAST of its select expressions changes nothing
-// but their types: no *, no aggregation, ordering, DISTINCT or windows
-// that would see the converted values.
-func plainSelect(s ast.SelectStatement) *ast.Select {
-	if p, ok := s.(*ast.ParenSelect); ok {
-		s = p.Select
-	}
-	sel, ok := s.(*ast.Select)
-	if !ok || len(sel.GroupBy) > 0 || sel.Having != nil || len(sel.OrderBy) > 0 || sel.Limit != nil ||
-		sel.QueryOpts.Distinct || len(sel.Window) > 0 || sel.Into != nil {
-		return nil
+// castable says castUnionColumns can convert sel's columns: no *, no
+// INTO.
+func castable(sel *ast.Select) bool {
+	if sel.Into != nil {
+		return false
 	}
 	for _, expr := range sel.SelectExprs {
-		ae, ok := expr.(*ast.AliasedExpr)
-		if !ok {
-			return nil
-		}
-		windowed := false
-		_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
-			if f, ok := node.(*ast.FuncExpr); ok && f.Over != nil {
-				windowed = true
-			}
-			return !windowed, nil
-		}, ae.Expr)
-		if windowed {
-			return nil
+		if _, ok := expr.(*ast.AliasedExpr); !ok {
+			return false
 		}
 	}
-	return sel
+	return true
 }
 
 // unionConversions folds the planner's conversions over a chain's

@@ -82,14 +82,15 @@ func TestUnionChainsMatchMariaDB(t *testing.T) {
 	})
 }
 
-// A chain lineUpUnions cannot rewrite (a SELECT that a CAST would change:
-// GROUP BY, ORDER BY/LIMIT, DISTINCT; or one with a ? marker) is refused
-// with ERROR 1235 naming what to do when planning it as written would
-// take more than a moment, and planned as written when not.
+// A chain lineUpUnions cannot rewrite (a SELECT of *, whose columns it
+// cannot convert; or one with a ? marker) is refused with ERROR 1235
+// naming what to do when planning it as written would take more than a
+// moment, and planned as written when not. A grouped SELECT is converted
+// like any other.
 func TestUnionChainsTooLongToPlan(t *testing.T) {
 	ctx := context.Background()
 	e, s := newFixtureEngine(t)
-	wide := func(n int, grouped bool) string {
+	wide := func(n int, middle string) string {
 		var b strings.Builder
 		for i := range n {
 			if i > 0 {
@@ -97,15 +98,20 @@ func TestUnionChainsTooLongToPlan(t *testing.T) {
 			}
 			// b's literal is a TINYINT, SMALLINT or INT by its width: every
 			// UNION converts b and leaves the seven others as they are.
-			fmt.Fprintf(&b, "SELECT 'x%02d' AS a, %d AS b, 2 AS c, 3 AS d, 4 AS e, 5 AS f, 6 AS g, 7 AS h", i, 1<<(i%3*12))
-			if grouped && i == n/2 {
-				b.WriteString(" FROM heapprof.snapshots GROUP BY node_id")
+			sel := fmt.Sprintf("SELECT 'x%02d' AS a, %d AS b, 2 AS c, 3 AS d, 4 AS e, 5 AS f, 6 AS g, 7 AS h", i, 1<<(i%3*12))
+			switch {
+			case i != n/2:
+			case middle == "star":
+				sel = "SELECT * FROM (" + sel + ") t"
+			case middle == "grouped":
+				sel += " FROM heapprof.snapshots GROUP BY node_id"
 			}
+			b.WriteString(sel)
 		}
 		return b.String()
 	}
 	t.Run("refused", func(t *testing.T) {
-		_, err := engineAnswer(ctx, e, s, wide(40, true))
+		_, err := engineAnswer(ctx, e, s, wide(40, "star"))
 		var ge *Error
 		if !errors.As(err, &ge) || ge.Code != 1235 || !strings.Contains(ge.Message, "CAST") {
 			t.Fatalf("got %v, want ERROR 1235 saying to CAST", err)
@@ -116,13 +122,13 @@ func TestUnionChainsTooLongToPlan(t *testing.T) {
 		}
 	})
 	t.Run("short enough", func(t *testing.T) {
-		a, err := engineAnswer(ctx, e, s, wide(4, true))
+		a, err := engineAnswer(ctx, e, s, wide(4, "star"))
 		if err != nil || len(a.rows) != 4 {
 			t.Fatalf("got %v %v, want 4 rows", a.rows, err)
 		}
 	})
 	t.Run("markers", func(t *testing.T) {
-		q := strings.Replace(wide(12, false), "2 AS c", "? AS c", 1)
+		q := strings.Replace(wide(12, ""), "2 AS c", "? AS c", 1)
 		_, err := e.Prepare(ctx, s, q)
 		var ge *Error
 		if !errors.As(err, &ge) || ge.Code != 1235 || !strings.Contains(ge.Message, "? marker") {
@@ -130,7 +136,14 @@ func TestUnionChainsTooLongToPlan(t *testing.T) {
 		}
 	})
 	t.Run("lined up", func(t *testing.T) {
-		a, err := engineAnswer(ctx, e, s, wide(40, false))
+		a, err := engineAnswer(ctx, e, s, wide(40, ""))
+		if err != nil || len(a.rows) != 40 {
+			t.Fatalf("got %d rows, %v; want 40", len(a.rows), err)
+		}
+	})
+	t.Run("grouped lined up", func(t *testing.T) {
+		// The grouped SELECT's three rows are one after UNION.
+		a, err := engineAnswer(ctx, e, s, wide(40, "grouped"))
 		if err != nil || len(a.rows) != 40 {
 			t.Fatalf("got %d rows, %v; want 40", len(a.rows), err)
 		}
