@@ -432,6 +432,8 @@ func TestPreparedColumnsAreExecuteColumns(t *testing.T) {
 		{"SELECT CONCAT(id, '#'), DATE_FORMAT(taken_at, '%Y-%m'), taken_at + INTERVAL 1.5 SECOND, node_id = ? FROM heapprof.snapshots", []any{int64(10001)}},
 		{"SELECT s.node_id AS c1, SUM(f.cum_bytes) FROM heapprof.snapshots s JOIN heapprof.functions f ON f.snapshot_id = s.id GROUP BY c1 HAVING MAX(f.node_id) >= ?", []any{int64(1)}},
 		{"SELECT short_name, ROUND(flat_pct, 1), UPPER(name) FROM heapprof.functions WHERE snapshot_id = ? ORDER BY 1", []any{"heap_profile.10001.2"}},
+		// A UNION's joined columns (uniontypes.go), known at Prepare.
+		{"SELECT node_kind, SUM(total_bytes) FROM heapprof.snapshots GROUP BY node_kind UNION ALL SELECT 'total', SUM(total_bytes) FROM heapprof.snapshots", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
