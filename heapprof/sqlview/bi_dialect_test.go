@@ -73,6 +73,11 @@ func engineTyped(ctx context.Context, e *Engine, s *Session, q string) (cols, ty
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	return resultTyped(r)
+}
+
+// resultTyped reads r in refSession's terms.
+func resultTyped(r *Result) (cols, typs []string, rows [][]string, err error) {
 	defer r.Close()
 	for _, c := range r.Columns {
 		cols = append(cols, c.Name)

@@ -52,14 +52,16 @@ func (e *Engine) Prepare(ctx context.Context, s *Session, query string) (_ *Prep
 	if err != nil {
 		return nil, err
 	}
-	params := 0
+	// The parser names the n-th ? marker :vn; a rewrite may copy one
+	// (WITH ROLLUP's levels), which binds the same value.
+	markers := map[string]bool{}
 	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
-		// The parser names the n-th ? marker :vn.
 		if v, ok := node.(*ast.SQLVal); ok && v.Type == ast.ValArg && strings.HasPrefix(string(v.Val), ":v") {
-			params++
+			markers[string(v.Val)] = true
 		}
 		return true, nil
 	}, stmt)
+	params := len(markers)
 	// The engine caches the parsed statement under the session and the
 	// query text as QueryWithBindings trims it; Execute finds it there,
 	// ClosePrepared and CloseSession drop it.

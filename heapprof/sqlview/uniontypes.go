@@ -547,15 +547,7 @@ func valueText(t sql.Type, v any) (string, bool) {
 // go-mysql-server's UNION compares). ok is false for a SELECT that cannot
 // be planned alone (a ? marker, a column of an outer query).
 func (e *Engine) branchColumns(sctx *sql.Context, s ast.SelectStatement) (items []unionItem, bound sql.Schema, ok bool) {
-	hasMarker := false
-	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
-		if v, ok := node.(*ast.SQLVal); ok && v.Type == ast.ValArg {
-			hasMarker = true
-			return false, nil
-		}
-		return true, nil
-	}, s)
-	if hasMarker {
+	if s, ok = typedAlone(s); !ok {
 		return nil, nil, false
 	}
 	b := planbuilder.New(sctx, e.gms.Analyzer.Catalog, e.gms.EventScheduler, e.gms.Parser)
@@ -590,6 +582,41 @@ func (e *Engine) branchColumns(sctx *sql.Context, s ast.SelectStatement) (items 
 		}
 	}
 	return items, bound, true
+}
+
+// typedAlone is s to plan for its column types: s, or a copy of it
+// whose ? markers, all outside its select list, are 1 (a WHERE node_id >
+// ? of a prepared statement); false when a marker is in the select list,
+// whose type only its value says.
+func typedAlone(s ast.SelectStatement) (ast.SelectStatement, bool) {
+	markers := func(n ast.SQLNode) (found []*ast.SQLVal) {
+		_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+			if v, ok := node.(*ast.SQLVal); ok && v.Type == ast.ValArg {
+				found = append(found, v)
+			}
+			return true, nil
+		}, n)
+		return found
+	}
+	if len(markers(s)) == 0 {
+		return s, true
+	}
+	st, err := ast.Parse(ast.String(s))
+	if err != nil {
+		return nil, false
+	}
+	c, ok := st.(ast.SelectStatement)
+	if !ok {
+		return nil, false
+	}
+	sel := plainOrGrouped(c)
+	if sel == nil || len(markers(sel.SelectExprs)) > 0 {
+		return nil, false
+	}
+	for _, v := range markers(c) {
+		v.Type, v.Val = ast.IntVal, []byte("1")
+	}
+	return c, true
 }
 
 // plainOrGrouped is the SELECT s is (through parentheses), nil for a

@@ -2,6 +2,8 @@ package sqlview
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -68,5 +70,46 @@ func TestGroupByOrderMatchesMariaDB(t *testing.T) {
 		"SELECT node_kind, COUNT(*) FROM snapshots GROUP BY node_kind HAVING COUNT(*) > 1",
 	} {
 		t.Run(q, func(t *testing.T) { matchMariaDB(t, ctx, e, s, r, q, false, true) })
+	}
+}
+
+// TestUnionsAndRollupsPrepared: a prepared UNION or rollup with a ?
+// marker outside its select list answers what MariaDB answers the
+// statement with the value written in (Prepare counts a marker a rollup
+// copies into each level once; each SELECT is typed with the marker as a
+// number).
+func TestUnionsAndRollupsPrepared(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	r := refConn(t)
+	for _, q := range []string{
+		"SELECT node_kind, COUNT(*), SUM(total_bytes) FROM snapshots WHERE node_id > ? GROUP BY node_kind WITH ROLLUP",
+		"SELECT node_kind, SUM(total_bytes), AVG(total_bytes) FROM snapshots WHERE node_id > ? GROUP BY node_kind UNION ALL SELECT 'total', SUM(total_bytes), AVG(total_bytes) FROM snapshots",
+	} {
+		t.Run(q, func(t *testing.T) {
+			p, err := e.Prepare(ctx, s, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.ClosePrepared(s, p)
+			if p.Params != 1 {
+				t.Fatalf("Prepare counts %d markers, want 1", p.Params)
+			}
+			res, err := e.Execute(ctx, s, p, []any{int64(10001)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gc, gt, gr, err := resultTyped(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wc, wt, wr, err := r.answer(ctx, strings.Replace(q, "?", "10001", 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(gc, wc) || !slices.Equal(gt, wt) || !slices.EqualFunc(gr, wr, slices.Equal) {
+				t.Errorf("engine:\n%q %q\n%q\nMariaDB:\n%q %q\n%q", gc, gt, gr, wc, wt, wr)
+			}
+		})
 	}
 }
