@@ -485,6 +485,7 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 	}
 	groupedWindows(stmt)
 	groupOrder(sctx, stmt)
+	subqueryTableNames(stmt)
 	if _, err := e.plannable(sctx, stmt); err != nil {
 		return nil, err
 	}
@@ -739,6 +740,16 @@ func columns(ctx *sql.Context, schema sql.Schema) []Column {
 // HAVING workaround's hidden items, MariaDB's column definitions), so
 // that COM_STMT_PREPARE announces the columns COM_STMT_EXECUTE answers.
 func (e *Engine) preparedColumns(sctx *sql.Context, node sql.Node) ([]Column, error) {
+	n, err := e.preparedNode(sctx, node)
+	if err != nil {
+		return nil, err
+	}
+	return columns(sctx, n.Schema()), nil
+}
+
+// preparedNode is node with the dialect's type rules applied, its
+// result's metadata derived into the statement's meta.
+func (e *Engine) preparedNode(sctx *sql.Context, node sql.Node) (sql.Node, error) {
 	n, _, err := dialectNode(node)
 	if err != nil {
 		return nil, err
@@ -758,7 +769,7 @@ func (e *Engine) preparedColumns(sctx *sql.Context, node sql.Node) ([]Column, er
 		m.cols = deriveMeta(sctx, n)
 		m.flags = deriveFlags(sctx, n, m.keys, usesTempTable(sctx, n, m.firstTable), m.explicit)
 	}
-	return columns(sctx, n.Schema()), nil
+	return n, nil
 }
 
 // Collation ids MariaDB and MySQL 5.7 clients all know; go-mysql-server's

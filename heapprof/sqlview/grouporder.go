@@ -7,8 +7,9 @@ package sqlview
 // subquery without LIMIT). MySQL 5.7 did the same; clients typing
 // SELECT node_id, SUM(x) ... GROUP BY node_id expect the nodes in order.
 // go-mysql-server answers the groups in the order it met them.
-// groupOrder gives the statement's own SELECTs (not its subqueries or
-// derived tables, whose order nobody sees) that ORDER BY, and notes in
+// groupOrder gives the statement's own SELECTs, its derived tables' and
+// its WITH's (which MariaDB fills in that order; not its expressions'
+// subqueries, whose order nobody sees) that ORDER BY, and notes in
 // the statement's meta that it did: the sort is the grouping's own, not
 // one through a temporary table (usesTempTable).
 
@@ -21,14 +22,45 @@ import (
 
 func groupOrder(ctx context.Context, stmt ast.Statement) {
 	var visit func(s ast.SelectStatement)
+	visitWith := func(w *ast.With) {
+		if w == nil {
+			return
+		}
+		for _, c := range w.Ctes {
+			if q, ok := c.Expr.(*ast.Subquery); ok {
+				visit(q.Select)
+			}
+		}
+	}
+	var visitDerived func(t ast.TableExpr)
+	visitDerived = func(t ast.TableExpr) {
+		switch t := t.(type) {
+		case *ast.AliasedTableExpr:
+			if q, ok := t.Expr.(*ast.Subquery); ok {
+				visit(q.Select)
+			}
+		case *ast.JoinTableExpr:
+			visitDerived(t.LeftExpr)
+			visitDerived(t.RightExpr)
+		case *ast.ParenTableExpr:
+			for _, x := range t.Exprs {
+				visitDerived(x)
+			}
+		}
+	}
 	visit = func(s ast.SelectStatement) {
 		switch s := s.(type) {
 		case *ast.ParenSelect:
 			visit(s.Select)
 		case *ast.SetOp:
+			visitWith(s.With)
 			visit(s.Left)
 			visit(s.Right)
 		case *ast.Select:
+			visitWith(s.With)
+			for _, t := range s.From {
+				visitDerived(t)
+			}
 			if len(s.GroupBy) == 0 || len(s.OrderBy) > 0 || s.Into != nil {
 				return
 			}

@@ -3,9 +3,11 @@ package sqlview
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/types"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
@@ -68,14 +70,105 @@ func (e *Engine) lineUpUnions(sctx *sql.Context, stmt ast.Statement) (changed bo
 		}
 		return true, nil
 	}, stmt)
+	// The statement's WITH: its SELECTs are planned with it (a totals
+	// row over a CTE). A recursive CTE's body is typed by its anchor.
+	var with *ast.With
+	switch st := stmt.(type) {
+	case *ast.Select:
+		with = st.With
+	case *ast.SetOp:
+		with = st.With
+	}
+	recursive := map[*ast.SetOp]*recursiveCTE{}
+	if with != nil && with.Recursive {
+		for _, c := range with.Ctes {
+			if q, ok := c.Expr.(*ast.Subquery); ok {
+				if op, ok := q.Select.(*ast.SetOp); ok {
+					recursive[op] = &recursiveCTE{cte: c}
+				}
+			}
+		}
+	}
 	for i := len(chains) - 1; i >= 0; i-- {
-		c, err := e.lineUpChain(sctx, chains[i], chains[i] == stmt)
+		c, err := e.lineUpChain(sctx, chains[i], chainContext{top: ast.Statement(chains[i]) == stmt, with: with, recursive: recursive[chains[i]]})
 		if err != nil {
 			return false, err
 		}
 		changed = changed || c
 	}
+	for _, r := range recursive {
+		changed = r.keepAnchorTypes(with) || changed
+	}
 	return changed, nil
+}
+
+// recursiveCTE is a recursive CTE of the statement and the columns its
+// anchor gives it (lineUpChain fills them in).
+type recursiveCTE struct {
+	cte    *ast.CommonTableExpr
+	joined []Column
+	names  []string
+}
+
+// keepAnchorTypes makes the CTE's readers see its anchor's types, as
+// MariaDB's do: go-mysql-server widens them for the recursion
+// (planbuilder/cte.go: Type.Promote(), a DATE to DATETIME(6), an INT to
+// BIGINT), so WITH RECURSIVE d AS (SELECT DATE('2026-11-19') x UNION ALL
+// SELECT x + INTERVAL 1 DAY ...) printed 2026-11-19 00:00:00.000000. The
+// CTE is renamed, its own references read the new name under the old
+// one, and a CTE of the old name converts its rows back.
+func (r *recursiveCTE) keepAnchorTypes(with *ast.With) bool {
+	if r.joined == nil {
+		return false
+	}
+	widened := false
+	for _, c := range r.joined {
+		if u := unionValue(&ast.NullVal{}, c); u != nil {
+			if t, err := newUnionAs(unionAsArgs(u)...); err == nil && !types.TypesEqual(t.Type(), t.Type().Promote()) {
+				widened = true
+			}
+		}
+	}
+	if !widened {
+		return false
+	}
+	name := r.cte.As.String()
+	inner := name + "__heapprof_rec"
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		if t, ok := node.(*ast.AliasedTableExpr); ok {
+			if n, ok := t.Expr.(ast.TableName); ok && n.DbQualifier.IsEmpty() && strings.EqualFold(n.Name.String(), name) {
+				if t.As.IsEmpty() {
+					t.As = ast.NewTableIdent(name)
+				}
+				t.Expr = ast.TableName{Name: ast.NewTableIdent(inner)}
+			}
+		}
+		return true, nil
+	}, r.cte.Expr)
+	names := r.names
+	if len(r.cte.Columns) == len(r.joined) {
+		names = nil
+		for _, c := range r.cte.Columns {
+			names = append(names, c.String())
+		}
+	}
+	back := &ast.Select{From: ast.TableExprs{&ast.AliasedTableExpr{Expr: ast.TableName{Name: ast.NewTableIdent(inner)}}}}
+	for i, c := range r.joined {
+		col := ast.Expr(&ast.ColName{Name: ast.NewColIdent(names[i])})
+		if u := unionValue(col, c); u != nil {
+			col = u
+		}
+		back.SelectExprs = append(back.SelectExprs, &ast.AliasedExpr{Expr: col, As: ast.NewColIdent(names[i])})
+	}
+	r.cte.As = ast.NewTableIdent(inner)
+	for i, c := range with.Ctes {
+		if c == r.cte {
+			wrapper := &ast.CommonTableExpr{AliasedTableExpr: &ast.AliasedTableExpr{Expr: &ast.Subquery{Select: back}, As: ast.NewTableIdent(name)}}
+			with.Ctes = append(with.Ctes[:i+1], append([]*ast.CommonTableExpr{wrapper}, with.Ctes[i+1:]...)...)
+			break
+		}
+	}
+	return true
 }
 
 // chainSelects lists a left-deep chain's SELECTs, leftmost first.
@@ -97,13 +190,42 @@ func chainSelects(op *ast.SetOp) []ast.SelectStatement {
 	return out
 }
 
-func (e *Engine) lineUpChain(sctx *sql.Context, op *ast.SetOp, top bool) (bool, error) {
+// chainContext is where a chain stands in its statement: the statement
+// itself (top), under a WITH, the body of a recursive CTE (its name).
+type chainContext struct {
+	top       bool
+	with      *ast.With
+	recursive *recursiveCTE
+}
+
+func (e *Engine) lineUpChain(sctx *sql.Context, op *ast.SetOp, at chainContext) (bool, error) {
+	top := at.top
 	selects := chainSelects(op)
 	levels := len(selects) - 1
 	bound := make([]sql.Schema, len(selects))
 	items := make([][]unionItem, len(selects))
+	// A recursive CTE's columns are its anchor's (the SELECTs that do not
+	// read it), as MariaDB types them; the recursive SELECTs are
+	// converted to them.
+	anchors, recursiveAt := selects, map[int]bool{}
+	if at.recursive != nil {
+		anchors = nil
+		for i, s := range selects {
+			if readsTable(s, at.recursive.cte.As.String()) {
+				recursiveAt[i] = true
+			} else {
+				anchors = append(anchors, s)
+			}
+		}
+		if len(anchors) == 0 || len(recursiveAt) == 0 || recursiveAt[0] {
+			return false, nil
+		}
+	}
 	for i, s := range selects {
-		its, sch, ok := e.branchColumns(sctx, s)
+		if recursiveAt[i] {
+			continue
+		}
+		its, sch, ok := e.branchColumns(sctx, s, at.with)
 		if !ok {
 			if levels > unionGuessLevels {
 				return false, errUnsupported(fmt.Sprintf("a chain of %d UNION/INTERSECT/EXCEPT whose SELECT %d cannot be planned alone "+
@@ -130,16 +252,20 @@ func (e *Engine) lineUpChain(sctx *sql.Context, op *ast.SetOp, top bool) (bool, 
 	}
 	joined := make([]Column, len(bound[0]))
 	for c := range joined {
-		col := make([]unionItem, len(items))
+		var col []unionItem
 		for i := range items {
-			col[i] = items[i][c]
+			if recursiveAt[i] {
+				continue
+			}
+			col = append(col, items[i][c])
 			if sel := plainOrGrouped(selects[i]); sel != nil && rolled[sel] {
 				// A rollup's added rows keep the grouped rows' types
 				// (rollup.go): only NULL is theirs.
-				col[i] = items[0][c]
+				it := items[0][c]
 				if items[i][c].col.Flags&flagNotNull == 0 {
-					col[i].col.Flags &^= flagNotNull
+					it.col.Flags &^= flagNotNull
 				}
+				col[len(col)-1] = it
 			}
 		}
 		joined[c] = joinUnionColumns(col, tmp)
@@ -149,15 +275,31 @@ func (e *Engine) lineUpChain(sctx *sql.Context, op *ast.SetOp, top bool) (bool, 
 			m.union = joined
 		}
 	}
-	need, anyCast := unionNeedsCast(bound, items, joined)
+	if at.recursive != nil {
+		at.recursive.joined = joined
+		for _, c := range bound[0] {
+			at.recursive.names = append(at.recursive.names, c.Name)
+		}
+	}
+	need, anyCast := unionNeedsCast(bound, items, joined, top)
+	if len(recursiveAt) > 0 {
+		// Every column of a recursive SELECT becomes the anchor's type.
+		for c := range need {
+			need[c] = kindOf(joined[c]) != kindNull
+			anyCast = anyCast || need[c]
+		}
+	}
 	if !anyCast {
-		return balanceChain(op, selects), nil
+		return at.recursive == nil && balanceChain(op, selects), nil
 	}
 	var sels []*ast.Select
-	for _, s := range selects {
+	for i, s := range selects {
 		sel := plainOrGrouped(s)
+		if sel != nil && !castable(sel) && bound[i] != nil {
+			expandStar(sel, bound[i])
+		}
 		if sel == nil || !castable(sel) {
-			if _, steps := unionConversions(bound); levels > 1 && steps > unionStepLimit {
+			if _, steps := unionConversions(bound); levels > 1 && steps > unionStepLimit && len(recursiveAt) == 0 {
 				return false, errUnsupported(fmt.Sprintf("a chain of %d UNION/INTERSECT/EXCEPT whose SELECTs differ in column types, "+
 					"one of them with * or INTO: its planning time grows exponentially with the chain; "+
 					"give every SELECT the same column types (CAST) or split the chain", levels))
@@ -169,7 +311,11 @@ func (e *Engine) lineUpChain(sctx *sql.Context, op *ast.SetOp, top bool) (bool, 
 	for i, sel := range sels {
 		castUnionColumns(sel, bound[i], joined, need)
 	}
-	balanceChain(op, selects)
+	if at.recursive == nil {
+		// A recursive CTE's recursive SELECT stays the last UNION's right
+		// side, where go-mysql-server looks for it.
+		balanceChain(op, selects)
+	}
 	return true, nil
 }
 
@@ -222,6 +368,46 @@ func unionKind(typ string) string {
 		return "all"
 	}
 	return ""
+}
+
+// readsTable says s reads a table named name (a recursive CTE's own).
+func readsTable(s ast.SelectStatement, name string) bool {
+	found := false
+	_ = ast.Walk(func(node ast.SQLNode) (bool, error) {
+		if t, ok := node.(*ast.AliasedTableExpr); ok {
+			if n, ok := t.Expr.(ast.TableName); ok && n.DbQualifier.IsEmpty() && strings.EqualFold(n.Name.String(), name) {
+				found = true
+			}
+		}
+		return !found, nil
+	}, s)
+	return found
+}
+
+// expandStar writes sel's * (and t.*) as the columns it stands for,
+// named as they were, when sel's schema says each column's table (a
+// WITH's totals row, SELECT * FROM t UNION ALL SELECT 'total', SUM(s)
+// FROM t, was ERROR 1105: go-mysql-server's own conversion of the
+// UNION failed).
+func expandStar(sel *ast.Select, bound sql.Schema) {
+	var out ast.SelectExprs
+	for _, c := range bound {
+		if c.Source == "" {
+			return
+		}
+		out = append(out, &ast.AliasedExpr{Expr: &ast.ColName{Name: ast.NewColIdent(c.Name),
+			Qualifier: ast.TableName{Name: ast.NewTableIdent(c.Source)}}, As: ast.NewColIdent(c.Name)})
+	}
+	stars := 0
+	for _, e := range sel.SelectExprs {
+		if _, ok := e.(*ast.StarExpr); ok {
+			stars++
+		}
+	}
+	if stars != 1 || len(sel.SelectExprs) != 1 {
+		return // * among other items: which columns are its is not kept
+	}
+	sel.SelectExprs = out
 }
 
 // castable says castUnionColumns can convert sel's columns: no *, no

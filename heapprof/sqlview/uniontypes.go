@@ -47,7 +47,8 @@ import (
 // (MariaDB's Item_int counts no sign for a non-negative literal).
 type unionItem struct {
 	col       Column
-	litDigits int // -1: not an integer literal
+	litDigits int      // -1: not an integer literal
+	exec      sql.Type // go-mysql-server's type once analyzed (SUM's DECIMAL)
 }
 
 // MySQL protocol type codes the join tells apart, beyond resultmeta's.
@@ -393,6 +394,23 @@ func unionValue(x ast.Expr, c Column) ast.Expr {
 		&ast.AliasedExpr{Expr: num(p)}, &ast.AliasedExpr{Expr: num(s)}}}
 }
 
+// unionAsArgs are the arguments of a unionValue call, as the planner
+// hands them to newUnionAs.
+func unionAsArgs(call ast.Expr) []sql.Expression {
+	f := call.(*ast.FuncExpr)
+	args := []sql.Expression{expression.NewLiteral(nil, types.Null)}
+	for _, e := range f.Exprs[1:] {
+		switch v := e.(*ast.AliasedExpr).Expr.(*ast.SQLVal); v.Type {
+		case ast.StrVal:
+			args = append(args, expression.NewLiteral(string(v.Val), types.LongText))
+		default:
+			n, _ := strconv.Atoi(string(v.Val))
+			args = append(args, expression.NewLiteral(int64(n), types.Int64))
+		}
+	}
+	return args
+}
+
 // unionAs is unionAsFunc's node.
 type unionAs struct {
 	arg  sql.Expression
@@ -546,9 +564,15 @@ func valueText(t sql.Type, v any) (string, bool) {
 // columns as the engine sends them, and its schema as bound (the types
 // go-mysql-server's UNION compares). ok is false for a SELECT that cannot
 // be planned alone (a ? marker, a column of an outer query).
-func (e *Engine) branchColumns(sctx *sql.Context, s ast.SelectStatement) (items []unionItem, bound sql.Schema, ok bool) {
+func (e *Engine) branchColumns(sctx *sql.Context, s ast.SelectStatement, with *ast.With) (items []unionItem, bound sql.Schema, ok bool) {
 	if s, ok = typedAlone(s); !ok {
 		return nil, nil, false
+	}
+	if sel := plainOrGrouped(s); sel != nil && sel.With == nil && with != nil {
+		// Planned under the statement's WITH, whose tables it may read.
+		c := *sel
+		c.With = with
+		s = &c
 	}
 	b := planbuilder.New(sctx, e.gms.Analyzer.Catalog, e.gms.EventScheduler, e.gms.Parser)
 	node, _, err := b.BindOnly(s, ast.String(s), nil)
@@ -564,14 +588,18 @@ func (e *Engine) branchColumns(sctx *sql.Context, s ast.SelectStatement) (items 
 	}
 	bctx := sctx.WithContext(context.WithValue(sctx.Context, metaKey{}, own))
 	noteFirstTable(bctx, s)
-	cols, err := e.preparedColumns(bctx, node)
-	if err != nil || len(cols) != len(bound) {
+	n, err := e.preparedNode(bctx, node)
+	if err != nil {
+		return nil, nil, false
+	}
+	cols := columns(bctx, n.Schema())
+	if len(cols) != len(bound) {
 		return nil, nil, false
 	}
 	sel := plainOrGrouped(s)
 	items = make([]unionItem, len(cols))
 	for i, c := range cols {
-		items[i] = unionItem{col: c, litDigits: -1}
+		items[i] = unionItem{col: c, litDigits: -1, exec: n.Schema()[i].Type}
 		if sel == nil || i >= len(sel.SelectExprs) {
 			continue
 		}
@@ -677,8 +705,13 @@ func castUnionColumns(sel *ast.Select, bound sql.Schema, joined []Column, need [
 			sel.Having.Expr = replaceWhere(sel.Having.Expr, byAlias, item)
 		}
 		name := ae.As
-		if name.IsEmpty() {
+		if name.IsEmpty() && bound != nil {
 			name = ast.NewColIdent(bound[c].Name)
+		}
+		if name.IsEmpty() {
+			// A recursive CTE's recursive SELECT: its anchor names the
+			// columns.
+			name = ast.NewColIdent(fmt.Sprintf("%s_c%d", unionAsFunc, c+1))
 		}
 		sel.SelectExprs[c] = &ast.AliasedExpr{Expr: converted, As: name,
 			InputExpression: ae.InputExpression}
@@ -728,12 +761,21 @@ func copyExpr(e ast.Expr) (ast.Expr, bool) {
 
 // unionNeedsCast says which columns lineUpChain converts: those whose
 // bound types differ between SELECTs (go-mysql-server would convert them
-// its way), and those whose joined type some SELECT does not print as.
-func unionNeedsCast(bound []sql.Schema, items [][]unionItem, joined []Column) (need []bool, any bool) {
+// its way), those whose joined type some SELECT does not print as, and,
+// in a UNION that is not the statement (a derived table's), those a
+// reader would see typed otherwise.
+func unionNeedsCast(bound []sql.Schema, items [][]unionItem, joined []Column, top bool) (need []bool, any bool) {
 	need = make([]bool, len(joined))
 	for c := range joined {
 		for i := range bound {
-			if i > 0 && !types.TypesEqual(bound[i][c].Type, bound[0][c].Type) {
+			if bound[i] == nil {
+				continue // a recursive CTE's recursive SELECT
+			}
+			// go-mysql-server converts types that differ as bound, and
+			// refuses types that differ once analyzed (SUM of a DECIMAL
+			// column beside the column: ERROR 1105).
+			if i > 0 && (!types.TypesEqual(bound[i][c].Type, bound[0][c].Type) ||
+				!types.TypesEqual(items[i][c].exec, items[0][c].exec)) {
 				need[c] = true
 			}
 			col := items[i][c].col
@@ -748,8 +790,10 @@ func unionNeedsCast(bound []sql.Schema, items [][]unionItem, joined []Column) (n
 		}
 		// Text a derived table of the UNION has as VARCHAR, not as
 		// go-mysql-server's LONGTEXT (CONCAT); integers as wide as
-		// MariaDB's (a comparison is an INT, not a TINYINT).
-		if joined[c].Type == mysqlTypeVarString && joined[c].Charset != uint16(sql.Collation_binary) &&
+		// MariaDB's (a comparison is an INT, not a TINYINT). The
+		// statement's own UNION sends the joined columns whatever the
+		// types it runs with.
+		if !top && joined[c].Type == mysqlTypeVarString && joined[c].Charset != uint16(sql.Collation_binary) &&
 			bound[0][c].Type.Type() != sqltypes.VarChar ||
 			kindOf(joined[c]) == kindInt && !types.TypesEqual(bound[0][c].Type, intTypeOf(joined[c].Type, joined[c].Flags&flagUnsigned != 0)) {
 			need[c] = true

@@ -113,3 +113,26 @@ func TestUnionsAndRollupsPrepared(t *testing.T) {
 		})
 	}
 }
+
+// TestWithUnionsMatchMariaDB: UNIONs over a WITH's tables, and a
+// recursive CTE's columns, typed as MariaDB types them (its anchor's). A
+// totals row over a CTE was ERROR 1105; a recursive series of dates was
+// DATETIME(6).
+func TestWithUnionsMatchMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	r := refConn(t)
+	for _, q := range []string{
+		"WITH t AS (SELECT node_kind, SUM(total_bytes) s FROM snapshots GROUP BY node_kind) SELECT * FROM t UNION ALL SELECT 'total', SUM(s) FROM t",
+		// A date series to fill the days without snapshots.
+		"WITH RECURSIVE d AS (SELECT DATE('2026-11-19') x UNION ALL SELECT x + INTERVAL 1 DAY FROM d WHERE x < '2026-11-22') SELECT d.x, COUNT(s.id) FROM d LEFT JOIN snapshots s ON DATE(s.taken_at) = d.x GROUP BY d.x",
+		"WITH RECURSIVE d (x) AS (SELECT DATE('2026-11-19') UNION ALL SELECT d.x + INTERVAL 1 DAY FROM d WHERE d.x < '2026-11-22') SELECT d.x, COUNT(s.id) FROM d LEFT JOIN snapshots s ON DATE(s.taken_at) = d.x GROUP BY d.x",
+		"WITH RECURSIVE d AS (SELECT CAST('2026-11-19 00:00:00' AS DATETIME) t UNION ALL SELECT t + INTERVAL 12 HOUR FROM d WHERE t < '2026-11-21') SELECT t FROM d",
+		"WITH RECURSIVE n AS (SELECT 1 AS i UNION ALL SELECT i + 1 FROM n WHERE i < 5) SELECT i, i * 1.5 FROM n",
+		"WITH RECURSIVE n AS (SELECT 1 AS i, CAST('a' AS CHAR(10)) s UNION ALL SELECT i + 1, CONCAT(s, 'b') FROM n WHERE i < 3) SELECT * FROM n",
+		// A derived table's groups in order.
+		"SELECT * FROM (SELECT node_kind, COUNT(*) c FROM snapshots GROUP BY node_kind) t",
+	} {
+		t.Run(q, func(t *testing.T) { matchMariaDB(t, ctx, e, s, r, q, false, true) })
+	}
+}
