@@ -411,11 +411,13 @@ func unionAsArgs(call ast.Expr) []sql.Expression {
 	return args
 }
 
-// unionAs is unionAsFunc's node.
+// unionAs is unionAsFunc's node. The planner asks a UNION's nodes for
+// their children and text many times over: both are kept.
 type unionAs struct {
-	arg  sql.Expression
+	args []sql.Expression // the one argument
 	kind string
 	typ  sql.Type
+	text string
 }
 
 var _ sql.Expression = (*unionAs)(nil)
@@ -435,7 +437,7 @@ func newUnionAs(args ...sql.Expression) (sql.Expression, error) {
 	kind, _ := lits[0].(string)
 	p, _ := types.CoalesceInt(lits[1])
 	s, _ := types.CoalesceInt(lits[2])
-	u := &unionAs{arg: args[0], kind: kind}
+	u := &unionAs{args: args[:1:1], kind: kind, text: args[0].String()}
 	switch kind {
 	case "signed", "unsigned":
 		// The joined type's width: a derived table of the UNION is an INT
@@ -471,22 +473,22 @@ func newUnionAs(args ...sql.Expression) (sql.Expression, error) {
 	return u, nil
 }
 
-func (u *unionAs) Resolved() bool             { return u.arg.Resolved() }
-func (u *unionAs) String() string             { return u.arg.String() }
+func (u *unionAs) Resolved() bool             { return u.args[0].Resolved() }
+func (u *unionAs) String() string             { return u.text }
 func (u *unionAs) Type() sql.Type             { return u.typ }
 func (u *unionAs) IsNullable() bool           { return true }
-func (u *unionAs) Children() []sql.Expression { return []sql.Expression{u.arg} }
+func (u *unionAs) Children() []sql.Expression { return u.args }
 func (u *unionAs) WithChildren(c ...sql.Expression) (sql.Expression, error) {
 	if len(c) != 1 {
 		return nil, sql.ErrInvalidChildrenNumber.New(u, len(c), 1)
 	}
 	n := *u
-	n.arg = c[0]
+	n.args, n.text = c[:1:1], c[0].String()
 	return &n, nil
 }
 
 func (u *unionAs) Eval(ctx *sql.Context, row sql.Row) (any, error) {
-	v, err := u.arg.Eval(ctx, row)
+	v, err := u.args[0].Eval(ctx, row)
 	if err != nil || v == nil {
 		return nil, err
 	}
@@ -494,7 +496,7 @@ func (u *unionAs) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	case "char", "binary":
 		// The text MariaDB's UNION stores: the value as the SELECT alone
 		// would print it.
-		t, ok := valueText(u.arg.Type(), v)
+		t, ok := valueText(u.args[0].Type(), v)
 		if !ok {
 			return v, nil
 		}
@@ -672,9 +674,11 @@ func castUnionColumns(sel *ast.Select, bound sql.Schema, joined []Column, need [
 		if converted == nil {
 			continue
 		}
-		item, ok := copyExpr(ae.Expr)
-		if !ok {
-			item = ae.Expr
+		item := ae.Expr
+		if len(sel.OrderBy) > 0 || len(sel.GroupBy) > 0 || sel.Having != nil {
+			if c, ok := copyExpr(ae.Expr); ok {
+				item = c // a reference's own copy
+			}
 		}
 		byAlias := func(x ast.Expr) bool {
 			n, ok := x.(*ast.ColName)
