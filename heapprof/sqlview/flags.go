@@ -231,7 +231,11 @@ func exprFlags(ctx *sql.Context, e sql.Expression, child sql.Node, explicit expl
 // MICROSECOND: Item_long_ge0_func, signed though never negative).
 func signedDateFunction(e sql.Expression) bool {
 	f, ok := unalias(e).(sql.FunctionExpression)
-	return ok && intDateParts[strings.ToLower(f.FunctionName())]
+	if !ok {
+		return false
+	}
+	_, signedInt := intStringFunctions[strings.ToLower(f.FunctionName())] // ASCII
+	return intDateParts[strings.ToLower(f.FunctionName())] || signedInt
 }
 
 // rankFunction is whether e is ROW_NUMBER, RANK, DENSE_RANK or NTILE,

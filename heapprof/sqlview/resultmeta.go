@@ -367,6 +367,18 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 				// (MAX(-ROUND(x, 1)) is 18, -ROUND(x, 1) 19).
 				return &colMeta{typ: mysqlTypeDouble, length: floatLength(int(m.decimals)), decimals: m.decimals}
 			}
+			if kindOf(Column{Type: m.typ}) == kindInt && m.typ != mysqlTypeYear && m.typ != mysqlTypeBit {
+				// Of an integer expression, a BIGINT
+				// (Item_sum_hybrid::fix_length_and_dec_numeric:
+				// MAX(LENGTH(x)) is a BIGINT(10)); of a non-negative
+				// date part, one character more for a sign
+				// (fix_length_and_dec_sint_ge0: MAX(HOUR(x)) is 3 long).
+				n := m.length
+				if f, ok := arg.(sql.FunctionExpression); ok && nonNegativeDateParts[strings.ToLower(f.FunctionName())] {
+					n++
+				}
+				return &colMeta{typ: mysqlTypeLongLong, length: n}
+			}
 			return m
 		}
 	}
@@ -489,6 +501,11 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 				return &colMeta{typ: mysqlTypeLongLong, length: uint32(n)}
 			}
 		}
+		if f, ok := e.(sql.FunctionExpression); ok {
+			if m, ok := intStringFunctions[strings.ToLower(f.FunctionName())]; ok {
+				return &m
+			}
+		}
 		if n, ok := numLength(e, child); ok {
 			mt, _ := sqltypes.TypeToMySQL(t.Type())
 			switch e.(type) {
@@ -501,9 +518,9 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 					mt = mysqlTypeLong
 				}
 			}
-			if f, ok := e.(sql.FunctionExpression); ok && (intDateParts[strings.ToLower(f.FunctionName())] || strings.EqualFold(f.FunctionName(), "instr")) && n < 11 {
-				// MariaDB's INT functions of a date and INSTR
-				// (go-mysql-server's are BIGINT): INT below 11 characters.
+			if f, ok := e.(sql.FunctionExpression); ok && intDateParts[strings.ToLower(f.FunctionName())] && n < 11 {
+				// MariaDB's INT functions of a date (go-mysql-server's
+				// are BIGINT): INT below 11 characters.
 				mt = mysqlTypeLong
 			}
 			if f, ok := e.(sql.FunctionExpression); ok && tmp && signedDatePart[strings.ToLower(f.FunctionName())] {
@@ -529,6 +546,25 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 // from 11 characters on) where go-mysql-server's are BIGINT.
 var intDateParts = map[string]bool{"datediff": true, "to_days": true, "weekofyear": true, "microsecond": true, "extract": true,
 	"period_add": true, "period_diff": true}
+
+// intStringFunctions are MariaDB's definitions of the integer functions
+// of strings whose go-mysql-server types differ (INSTR and LOCATE:
+// Item_func_locate, MY_INT32_NUM_DECIMAL_DIGITS; ASCII, ORD, STRCMP,
+// FIELD, FIND_IN_SET: an INT of a few characters, signed, where
+// go-mysql-server says TINYINT UNSIGNED or BIGINT; BIT_LENGTH: a BIGINT;
+// sql/item_func.h, item_strfunc.h, item_cmpfunc.h, 10.11.18).
+var intStringFunctions = map[string]colMeta{
+	"instr": {typ: mysqlTypeLong, length: 11}, "locate": {typ: mysqlTypeLong, length: 11},
+	"ascii": {typ: mysqlTypeLong, length: 3}, "ord": {typ: mysqlTypeLong, length: 7},
+	"strcmp": {typ: mysqlTypeLong, length: 2}, "field": {typ: mysqlTypeLong, length: 3},
+	"find_in_set": {typ: mysqlTypeLong, length: 3}, "bit_length": {typ: mysqlTypeLongLong, length: 11},
+}
+
+// nonNegativeDateParts are the functions MariaDB types as a non-negative
+// INT (Item_long_ge0_func and its date and time field kinds,
+// sql/item_timefunc.h).
+var nonNegativeDateParts = map[string]bool{"to_days": true, "dayofmonth": true, "day": true, "month": true, "dayofyear": true,
+	"hour": true, "minute": true, "quarter": true, "second": true, "week": true, "weekofyear": true, "year": true, "microsecond": true}
 
 // extractLength is EXTRACT(unit FROM x)'s length as MariaDB's
 // Item_extract::fix_length_and_dec gives it: the unit's digits, a sign
@@ -1655,8 +1691,10 @@ func numLength(e sql.Expression, child sql.Node) (int64, bool) {
 		return 4, true
 	case "yearweek":
 		return 6, true
-	case "length", "char_length", "character_length", "octet_length", "locate", "instr":
+	case "length", "char_length", "character_length", "octet_length":
 		return 10, true
+	case "instr", "locate", "ascii", "ord", "strcmp", "field", "find_in_set", "bit_length":
+		return int64(intStringFunctions[strings.ToLower(f.FunctionName())].length), true
 	case "timestampdiff", "count", "countdistinct", "bitor", "bitand", "bitxor": // go-mysql-server names BIT_OR "BitOr"
 		return 21, true
 	}
