@@ -486,6 +486,7 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 	groupedWindows(stmt)
 	groupOrder(sctx, stmt)
 	subqueryTableNames(stmt)
+	duplicateItemNames(sctx, stmt)
 	if _, err := e.plannable(sctx, stmt); err != nil {
 		return nil, err
 	}
@@ -639,8 +640,9 @@ func columns(ctx *sql.Context, schema sql.Schema) []Column {
 	var meta []*colMeta
 	var flagsOf []colFlags
 	var union []Column
+	var names map[int]string
 	if m, ok := ctx.Value(metaKey{}).(*stmtMeta); ok {
-		union = m.union
+		union, names = m.union, m.names
 	}
 	if m, ok := ctx.Value(metaKey{}).(*stmtMeta); ok && len(m.cols) == len(schema) {
 		meta = m.cols
@@ -725,6 +727,9 @@ func columns(ctx *sql.Context, schema sql.Schema) []Column {
 		}
 		if i < len(flagsOf) && flagsOf[i] != flagsUnknown {
 			cols[i].Flags = uint16(flagsOf[i])
+		}
+		if n, ok := names[i]; ok {
+			cols[i].Name = n
 		}
 		if len(union) == len(schema) {
 			u := union[i]

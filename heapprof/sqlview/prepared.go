@@ -24,11 +24,8 @@ type Prepared struct {
 	// Columns are the result's columns as far as they are known before
 	// the values are (nil for statements that answer OK).
 	Columns []Column
-	// What parsing noted that Execute's plan does not see: the columns
-	// of a UNION chain as MariaDB joins them (uniontypes.go), the
-	// grouping's own order (grouporder.go).
-	union        []Column
-	groupOrdered bool
+	// What parsing noted that Execute's plan does not show.
+	notes parseNotes
 }
 
 // Decimal is an exact number in decimal text, as the binary protocol sends
@@ -76,7 +73,7 @@ func (e *Engine) Prepare(ctx context.Context, s *Session, query string) (_ *Prep
 	s.prepared[key]++
 	p := &Prepared{query: key, stmt: stmt, Params: params}
 	if m, ok := sctx.Value(metaKey{}).(*stmtMeta); ok {
-		p.union, p.groupOrdered = m.union, m.groupOrdered
+		p.notes = m.parseNotes
 	}
 	if schema := node.Schema(); len(schema) > 0 && !types.IsOkResultSchema(schema) {
 		// Prepare binds without the analyzer: the columns come from the
@@ -107,7 +104,7 @@ func (e *Engine) Execute(ctx context.Context, s *Session, p *Prepared, args []an
 	sctx, b := e.newContext(ctx, s, p.query)
 	defer e.recoverPanic(sctx, b, &err)
 	if m, ok := sctx.Value(metaKey{}).(*stmtMeta); ok {
-		m.union, m.groupOrdered = p.union, p.groupOrdered
+		m.parseNotes = p.notes
 	}
 	return e.run(sctx, b, p.query, p.stmt, bindings)
 }

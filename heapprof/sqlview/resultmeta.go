@@ -84,13 +84,29 @@ type stmtMeta struct {
 	// tables' key flags they are derived with.
 	flags []colFlags
 	keys  keyFlags
+	parseNotes
+	// rolledUp are the SELECTs of a rollup's added rows (rollup.go);
+	// rollupTop the grouped SELECT of the rollup that is the statement,
+	// whose first rollupWidth columns are the statement's.
+	rolledUp    map[*ast.Select]bool
+	rollupTop   *ast.Select
+	rollupWidth int
+	// tempTable: the result goes through a temporary table whatever the
+	// plan (a rollup's grouping).
+	tempTable bool
+}
+
+// parseNotes is what parsing a statement notes for its result that its
+// plan does not show; a prepared statement keeps them for each execution.
+type parseNotes struct {
 	// union are the columns of a statement that is a UNION chain, as
 	// MariaDB joins its SELECTs' (uniontypes.go).
 	union []Column
 	// groupOrdered: groupOrder sorted a GROUP BY by its groups.
 	groupOrdered bool
-	// rolledUp are the SELECTs of a rollup's added rows (rollup.go).
-	rolledUp map[*ast.Select]bool
+	// names are result columns' names where the plan has aliases of the
+	// engine's own (dupnames.go), by position.
+	names map[int]string
 }
 
 type metaKey struct{}
@@ -1764,7 +1780,7 @@ func usesTempTable(ctx *sql.Context, n sql.Node, first string) bool {
 		}
 	}
 	walk(n)
-	if tmp {
+	if m, ok := ctx.Value(metaKey{}).(*stmtMeta); tmp || ok && m.tempTable {
 		return true
 	}
 	if m, ok := ctx.Value(metaKey{}).(*stmtMeta); ok && m.groupOrdered && group != nil {

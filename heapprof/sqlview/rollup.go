@@ -67,6 +67,11 @@ func rollups(ctx context.Context, stmt ast.Statement) error {
 			for _, l := range levels[1:] {
 				m.rolledUp[l] = true
 			}
+			if ast.Statement(s) == stmt {
+				// The statement's columns are the grouped SELECT's, as
+				// MariaDB sends them (lineUpChain).
+				m.rollupTop, m.rollupWidth = levels[0], len(s.SelectExprs)
+			}
 		}
 	}
 	return nil

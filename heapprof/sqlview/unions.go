@@ -107,6 +107,7 @@ func (e *Engine) lineUpUnions(sctx *sql.Context, stmt ast.Statement) (changed bo
 type recursiveCTE struct {
 	cte    *ast.CommonTableExpr
 	joined []Column
+	colls  []sql.CollationID
 	names  []string
 }
 
@@ -122,8 +123,8 @@ func (r *recursiveCTE) keepAnchorTypes(with *ast.With) bool {
 		return false
 	}
 	widened := false
-	for _, c := range r.joined {
-		if u := unionValue(&ast.NullVal{}, c); u != nil {
+	for i, c := range r.joined {
+		if u := unionValue(&ast.NullVal{}, c, r.colls[i]); u != nil {
 			if t, err := newUnionAs(unionAsArgs(u)...); err == nil && !types.TypesEqual(t.Type(), t.Type().Promote()) {
 				widened = true
 			}
@@ -155,7 +156,7 @@ func (r *recursiveCTE) keepAnchorTypes(with *ast.With) bool {
 	back := &ast.Select{From: ast.TableExprs{&ast.AliasedTableExpr{Expr: ast.TableName{Name: ast.NewTableIdent(inner)}}}}
 	for i, c := range r.joined {
 		col := ast.Expr(&ast.ColName{Name: ast.NewColIdent(names[i])})
-		if u := unionValue(col, c); u != nil {
+		if u := unionValue(col, c, r.colls[i]); u != nil {
 			col = u
 		}
 		back.SelectExprs = append(back.SelectExprs, &ast.AliasedExpr{Expr: col, As: ast.NewColIdent(names[i])})
@@ -270,13 +271,27 @@ func (e *Engine) lineUpChain(sctx *sql.Context, op *ast.SetOp, at chainContext) 
 		}
 		joined[c] = joinUnionColumns(col, tmp)
 	}
-	if top {
-		if m, ok := sctx.Value(metaKey{}).(*stmtMeta); ok {
+	if m, ok := sctx.Value(metaKey{}).(*stmtMeta); ok {
+		switch {
+		case top:
 			m.union = joined
+		case m.rollupTop != nil && plainOrGrouped(selects[0]) == m.rollupTop && m.rollupWidth <= len(joined):
+			// MariaDB sends a rollup's columns as the grouped SELECT's,
+			// NULL where an added row may be.
+			cols := make([]Column, m.rollupWidth)
+			for c := range cols {
+				cols[c] = items[0][c].col
+				for i := range items {
+					if items[i][c].col.Flags&flagNotNull == 0 {
+						cols[c].Flags &^= flagNotNull
+					}
+				}
+			}
+			m.union = cols
 		}
 	}
 	if at.recursive != nil {
-		at.recursive.joined = joined
+		at.recursive.joined, at.recursive.colls = joined, unionCollations(items, len(joined))
 		for _, c := range bound[0] {
 			at.recursive.names = append(at.recursive.names, c.Name)
 		}
@@ -308,8 +323,9 @@ func (e *Engine) lineUpChain(sctx *sql.Context, op *ast.SetOp, at chainContext) 
 		}
 		sels = append(sels, sel)
 	}
+	colls := unionCollations(items, len(joined))
 	for i, sel := range sels {
-		castUnionColumns(sel, bound[i], joined, need)
+		castUnionColumns(sel, bound[i], joined, colls, need, i > 0)
 	}
 	if at.recursive == nil {
 		// A recursive CTE's recursive SELECT stays the last UNION's right

@@ -347,15 +347,16 @@ func joinDecimal(out *Column, items []unionItem) {
 }
 
 // unionAsFunc converts a UNION's column to its joined type:
-// __heapprof_union_as(x, kind, precision, scale), written by
+// __heapprof_union_as(x, kind, precision, scale or collation), written by
 // castUnionColumns only. CAST cannot: go-mysql-server's CAST(x AS
 // DECIMAL(p,0)) is a DECIMAL(65,30), and its types differ from a
 // literal's of the same precision, so the UNION would convert again.
 const unionAsFunc = "__heapprof_union_as"
 
-// unionValue is x converted to the joined column c; nil for a column of
+// unionValue is x converted to the joined column c (text in collation
+// coll, the SELECTs' own: a rollup sorts by it); nil for a column of
 // NULLs.
-func unionValue(x ast.Expr, c Column) ast.Expr {
+func unionValue(x ast.Expr, c Column, coll sql.CollationID) ast.Expr {
 	kind, p, s := "", 0, 0
 	switch kindOf(c) {
 	case kindInt:
@@ -381,7 +382,7 @@ func unionValue(x ast.Expr, c Column) ast.Expr {
 			kind, s = "datetime", int(c.Decimals)
 		}
 	case kindString:
-		kind, p = "char", int(columnChars(c))
+		kind, p, s = "char", int(columnChars(c)), int(coll)
 		if c.Charset == uint16(sql.Collation_binary) {
 			kind = "binary"
 		}
@@ -461,9 +462,13 @@ func newUnionAs(args ...sql.Expression) (sql.Expression, error) {
 		// A VARCHAR of the joined length, as a derived table of the UNION
 		// has it; longer text (the join counts no more than the SELECTs
 		// say) is kept whole.
-		u.typ = types.LongText
+		coll := sql.CollationID(s)
+		if coll == sql.Collation_Unspecified {
+			coll = sql.Collation_Default
+		}
+		u.typ = types.CreateLongText(coll)
 		if p > 0 && p <= maxVarcharOctets/resultCharsetMaxLen {
-			u.typ = types.MustCreateString(sqltypes.VarChar, int64(p), sql.Collation_utf8mb4_general_ci)
+			u.typ = types.MustCreateString(sqltypes.VarChar, int64(p), coll)
 		}
 	case "binary":
 		u.typ = types.LongBlob
@@ -512,6 +517,25 @@ func (u *unionAs) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	}
 	out, _, err := u.typ.Convert(ctx, v)
 	return out, err
+}
+
+// unionCollations are the collations of a chain's text columns: the
+// first SELECT's whose column is text (utf8mb4_bin for the heapprof
+// tables), else the default.
+func unionCollations(items [][]unionItem, width int) []sql.CollationID {
+	out := make([]sql.CollationID, width)
+	for c := range out {
+		for _, its := range items {
+			if its == nil {
+				continue
+			}
+			if st, ok := its[c].exec.(sql.StringType); ok && types.IsText(its[c].exec) {
+				out[c] = st.Collation()
+				break
+			}
+		}
+	}
+	return out
 }
 
 // intTypeOf is go-mysql-server's integer type of a protocol type code.
@@ -567,6 +591,9 @@ func valueText(t sql.Type, v any) (string, bool) {
 // go-mysql-server's UNION compares). ok is false for a SELECT that cannot
 // be planned alone (a ? marker, a column of an outer query).
 func (e *Engine) branchColumns(sctx *sql.Context, s ast.SelectStatement, with *ast.With) (items []unionItem, bound sql.Schema, ok bool) {
+	m, _ := sctx.Value(metaKey{}).(*stmtMeta)
+	// A rollup's grouping goes through MariaDB's temporary table.
+	rollupTop := m != nil && m.rollupTop != nil && plainOrGrouped(s) == m.rollupTop
 	if s, ok = typedAlone(s); !ok {
 		return nil, nil, false
 	}
@@ -584,8 +611,8 @@ func (e *Engine) branchColumns(sctx *sql.Context, s ast.SelectStatement, with *a
 	bound = node.Schema()
 	// The columns as Prepare derives them, into a statement meta of the
 	// SELECT's own.
-	own := &stmtMeta{keys: e.keys}
-	if m, ok := sctx.Value(metaKey{}).(*stmtMeta); ok {
+	own := &stmtMeta{keys: e.keys, tempTable: rollupTop}
+	if m != nil {
 		own.explicit, own.groupOrdered = m.explicit, m.groupOrdered
 	}
 	bctx := sctx.WithContext(context.WithValue(sctx.Context, metaKey{}, own))
@@ -663,14 +690,15 @@ func plainOrGrouped(s ast.SelectStatement) *ast.Select {
 // types: in place, with references to a converted item by its alias or
 // position (ORDER BY, GROUP BY, HAVING) written as the item's
 // expression, so that the SELECT groups, filters and sorts the values it
-// did. sel is castable.
-func castUnionColumns(sel *ast.Select, bound sql.Schema, joined []Column, need []bool) {
+// did; text in colls's collations. sel is castable; rest says it is not
+// the chain's first SELECT, whose names the UNION's columns take.
+func castUnionColumns(sel *ast.Select, bound sql.Schema, joined []Column, colls []sql.CollationID, need []bool, rest bool) {
 	for c, expr := range sel.SelectExprs {
 		if !need[c] {
 			continue
 		}
 		ae := expr.(*ast.AliasedExpr)
-		converted := unionValue(ae.Expr, joined[c])
+		converted := unionValue(ae.Expr, joined[c], colls[c])
 		if converted == nil {
 			continue
 		}
@@ -709,12 +737,14 @@ func castUnionColumns(sel *ast.Select, bound sql.Schema, joined []Column, need [
 			sel.Having.Expr = replaceWhere(sel.Having.Expr, byAlias, item)
 		}
 		name := ae.As
-		if name.IsEmpty() && bound != nil {
+		if name.IsEmpty() && bound != nil && !rest {
 			name = ast.NewColIdent(bound[c].Name)
 		}
 		if name.IsEmpty() {
-			// A recursive CTE's recursive SELECT: its anchor names the
-			// columns.
+			// A SELECT after the first (and a recursive CTE's recursive
+			// one): the first names the columns. Not the item's text: an
+			// alias SUM(x) beside another SUM(x) is go-mysql-server's
+			// ERROR 1105.
 			name = ast.NewColIdent(fmt.Sprintf("%s_c%d", unionAsFunc, c+1))
 		}
 		sel.SelectExprs[c] = &ast.AliasedExpr{Expr: converted, As: name,
