@@ -200,7 +200,6 @@ type chainContext struct {
 }
 
 func (e *Engine) lineUpChain(sctx *sql.Context, op *ast.SetOp, at chainContext) (bool, error) {
-	top := at.top
 	selects := chainSelects(op)
 	levels := len(selects) - 1
 	bound := make([]sql.Schema, len(selects))
@@ -208,18 +207,15 @@ func (e *Engine) lineUpChain(sctx *sql.Context, op *ast.SetOp, at chainContext) 
 	// A recursive CTE's columns are its anchor's (the SELECTs that do not
 	// read it), as MariaDB types them; the recursive SELECTs are
 	// converted to them.
-	anchors, recursiveAt := selects, map[int]bool{}
+	recursiveAt := map[int]bool{}
 	if at.recursive != nil {
-		anchors = nil
 		for i, s := range selects {
 			if readsTable(s, at.recursive.cte.As.String()) {
 				recursiveAt[i] = true
-			} else {
-				anchors = append(anchors, s)
 			}
 		}
-		if len(anchors) == 0 || len(recursiveAt) == 0 || recursiveAt[0] {
-			return false, nil
+		if len(recursiveAt) == 0 || recursiveAt[0] {
+			return false, nil // the anchor first, as go-mysql-server reads it
 		}
 	}
 	for i, s := range selects {
@@ -271,32 +267,14 @@ func (e *Engine) lineUpChain(sctx *sql.Context, op *ast.SetOp, at chainContext) 
 		}
 		joined[c] = joinUnionColumns(col, tmp)
 	}
-	if m, ok := sctx.Value(metaKey{}).(*stmtMeta); ok {
-		switch {
-		case top:
-			m.union = joined
-		case m.rollupTop != nil && plainOrGrouped(selects[0]) == m.rollupTop && m.rollupWidth <= len(joined):
-			// MariaDB sends a rollup's columns as the grouped SELECT's,
-			// NULL where an added row may be.
-			cols := make([]Column, m.rollupWidth)
-			for c := range cols {
-				cols[c] = items[0][c].col
-				for i := range items {
-					if items[i][c].col.Flags&flagNotNull == 0 {
-						cols[c].Flags &^= flagNotNull
-					}
-				}
-			}
-			m.union = cols
-		}
-	}
+	noteChainColumns(sctx, selects, items, joined, at.top)
 	if at.recursive != nil {
 		at.recursive.joined, at.recursive.colls = joined, unionCollations(items, len(joined))
 		for _, c := range bound[0] {
 			at.recursive.names = append(at.recursive.names, c.Name)
 		}
 	}
-	need, anyCast := unionNeedsCast(bound, items, joined, top)
+	need, anyCast := unionNeedsCast(bound, items, joined, at.top)
 	if len(recursiveAt) > 0 {
 		// Every column of a recursive SELECT becomes the anchor's type.
 		for c := range need {
@@ -384,6 +362,30 @@ func unionKind(typ string) string {
 		return "all"
 	}
 	return ""
+}
+
+// noteChainColumns notes the result's columns in the statement's meta
+// when the chain is the statement, or the levels of the rollup that is.
+func noteChainColumns(sctx *sql.Context, selects []ast.SelectStatement, items [][]unionItem, joined []Column, top bool) {
+	m, ok := sctx.Value(metaKey{}).(*stmtMeta)
+	switch {
+	case !ok:
+	case top:
+		m.union = joined
+	case m.rollupTop != nil && plainOrGrouped(selects[0]) == m.rollupTop && m.rollupWidth <= len(joined):
+		// MariaDB sends a rollup's columns as the grouped SELECT's, NULL
+		// where an added row may be.
+		cols := make([]Column, m.rollupWidth)
+		for c := range cols {
+			cols[c] = items[0][c].col
+			for _, its := range items {
+				if its != nil && its[c].col.Flags&flagNotNull == 0 {
+					cols[c].Flags &^= flagNotNull
+				}
+			}
+		}
+		m.union = cols
+	}
 }
 
 // readsTable says s reads a table named name (a recursive CTE's own).
