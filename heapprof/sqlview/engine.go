@@ -480,6 +480,7 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 		return nil, err
 	}
 	notNames(query, stmt)
+	cumeDists(stmt)
 	if err := rollups(sctx, stmt); err != nil {
 		return nil, err
 	}

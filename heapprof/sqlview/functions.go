@@ -31,6 +31,8 @@ func (p *provider) Function(ctx *sql.Context, name string) (sql.Function, bool) 
 		}}, true
 	case unionAsFunc:
 		return sql.FunctionN{Name: unionAsFunc, Fn: newUnionAs}, true
+	case cumeDistFunc:
+		return sql.Function2{Name: cumeDistFunc, Fn: newCumeDist}, true
 	case "makedate":
 		return sql.Function2{Name: "makedate", Fn: func(y, d sql.Expression) sql.Expression {
 			return &fnExpr{name: "MAKEDATE", args: []sql.Expression{y, d}, typ: types.Date, eval: makedate}

@@ -333,10 +333,14 @@ func exprMeta(e sql.Expression, child sql.Node, tmp bool) *colMeta {
 		// NTILE is a DOUBLE).
 		return &colMeta{typ: mysqlTypeLongLong, length: 21}
 	}
-	switch unalias(e).(type) {
+	switch x := unalias(e).(type) {
 	case *window.PercentRank:
 		// Item_sum_percent_rank: DOUBLE(17,10), printed with 10 decimals.
 		return &colMeta{typ: mysqlTypeDouble, length: 17, decimals: 10}
+	case *fnExpr:
+		if strings.EqualFold(x.name, cumeDistFunc) {
+			return &colMeta{typ: mysqlTypeDouble, length: 17, decimals: 10} // Item_sum_cume_dist
+		}
 	}
 	if s, ok := unalias(e).(*storedDouble); ok {
 		e = s.child // defined as what it stores

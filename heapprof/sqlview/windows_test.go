@@ -47,3 +47,22 @@ func TestWindowsOverGroupsMatchMariaDB(t *testing.T) {
 		t.Run(q, func(t *testing.T) { matchMariaDB(t, ctx, e, s, r, q, false, true) })
 	}
 }
+
+// TestCumeDistMatchesMariaDB: CUME_DIST() answers MariaDB's values as a
+// DOUBLE(17,10), over rows and over groups. It was ERROR 1305.
+func TestCumeDistMatchesMariaDB(t *testing.T) {
+	ctx := context.Background()
+	e, s := newFixtureEngine(t)
+	r := refConn(t)
+	defs := newRefFields(t)
+	for _, q := range []string{
+		"SELECT node_kind, CUME_DIST() OVER (ORDER BY node_kind) FROM snapshots ORDER BY 1",
+		"SELECT id, node_id, CUME_DIST() OVER (PARTITION BY node_id ORDER BY total_bytes DESC) AS cd FROM snapshots ORDER BY id",
+		"SELECT node_kind, SUM(total_bytes), CUME_DIST() OVER (ORDER BY SUM(total_bytes)) FROM snapshots GROUP BY node_kind ORDER BY 1",
+	} {
+		t.Run(q, func(t *testing.T) {
+			matchMariaDB(t, ctx, e, s, r, q, false, true)
+			matchDefs(t, ctx, e, s, defs, q)
+		})
+	}
+}
