@@ -2,6 +2,7 @@ package sqlview
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -34,6 +35,17 @@ func newTableColumns(tables map[string]sql.Table) tableColumns {
 		}
 	}
 	return out
+}
+
+// isColumn says some heapprof table has a column of that (lower-case)
+// name.
+func (cols tableColumns) isColumn(name string) bool {
+	for _, names := range cols {
+		if slices.Contains(names, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // errAmbiguous is MariaDB's ERROR 1052 for column name in clause.

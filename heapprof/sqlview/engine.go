@@ -485,7 +485,7 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 		return nil, err
 	}
 	groupedWindows(stmt)
-	groupOrder(sctx, stmt)
+	groupOrder(sctx, stmt, e.columns)
 	subqueryTableNames(stmt)
 	duplicateItemNames(sctx, stmt)
 	if _, err := e.plannable(sctx, stmt); err != nil {

@@ -20,7 +20,7 @@ import (
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
-func groupOrder(ctx context.Context, stmt ast.Statement) {
+func groupOrder(ctx context.Context, stmt ast.Statement, cols tableColumns) {
 	var visit func(s ast.SelectStatement)
 	visitWith := func(w *ast.With) {
 		if w == nil {
@@ -69,13 +69,22 @@ func groupOrder(ctx context.Context, stmt ast.Statement) {
 					return // the windows' order
 				}
 			}
+			var order ast.OrderBy
 			for _, g := range s.GroupBy {
+				if v, ok := g.(*ast.SQLVal); writtenConstant(g) && !(ok && v.Type == ast.IntVal) {
+					continue // GROUP BY 'x': one group, no order
+				}
 				// An alias is ordered by as its item's position:
 				// resultmeta follows a sort on a grouped alias to no
-				// expression.
+				// expression. An alias that is also a column's name
+				// (node_kind AS node_id) MariaDB groups by the column,
+				// which ORDER BY would not name: no order is added.
 				if c, ok := g.(*ast.ColName); ok && c.Qualifier.IsEmpty() {
 					for i, e := range s.SelectExprs {
 						if a, ok := e.(*ast.AliasedExpr); ok && a.As.Equal(c.Name) {
+							if item, ok := a.Expr.(*ast.ColName); cols.isColumn(c.Name.Lowered()) && !(ok && item.Name.Equal(c.Name)) {
+								return
+							}
 							g = ast.NewIntVal([]byte(strconv.Itoa(i + 1)))
 							break
 						}
@@ -83,11 +92,14 @@ func groupOrder(ctx context.Context, stmt ast.Statement) {
 				}
 				o, ok := copyExpr(g)
 				if !ok {
-					s.OrderBy = nil
 					return
 				}
-				s.OrderBy = append(s.OrderBy, &ast.Order{Expr: o, Direction: ast.AscScr})
+				order = append(order, &ast.Order{Expr: o, Direction: ast.AscScr})
 			}
+			if len(order) == 0 {
+				return
+			}
+			s.OrderBy = order
 			if m, ok := ctx.Value(metaKey{}).(*stmtMeta); ok {
 				m.groupOrdered = true
 			}

@@ -68,6 +68,10 @@ func TestGroupByOrderMatchesMariaDB(t *testing.T) {
 		"SELECT s.node_id, COUNT(*) FROM functions f JOIN snapshots s ON s.id = f.snapshot_id GROUP BY s.node_id",
 		"SELECT node_kind, COUNT(*) FROM snapshots GROUP BY node_kind LIMIT 2",
 		"SELECT node_kind, COUNT(*) FROM snapshots GROUP BY node_kind HAVING COUNT(*) > 1",
+		// An alias that is another column's name: MariaDB groups by the
+		// column; GROUP BY NULL is one group.
+		"SELECT node_kind AS node_id, COUNT(*) FROM snapshots GROUP BY node_id",
+		"SELECT COUNT(*) FROM snapshots GROUP BY NULL",
 	} {
 		t.Run(q, func(t *testing.T) { matchMariaDB(t, ctx, e, s, r, q, false, true) })
 	}
