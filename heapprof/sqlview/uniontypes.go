@@ -501,7 +501,7 @@ func (u *unionAs) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	case "char", "binary":
 		// The text MariaDB's UNION stores: the value as the SELECT alone
 		// would print it.
-		t, ok := valueText(u.args[0].Type(), v)
+		t, ok := valueText(ctx, u.args[0].Type(), v)
 		if !ok {
 			return v, nil
 		}
@@ -555,7 +555,7 @@ func intTypeOf(code byte, unsigned bool) sql.Type {
 
 // valueText is v, of type t, as the engine prints it in a result; false
 // for text, which stays as it is.
-func valueText(t sql.Type, v any) (string, bool) {
+func valueText(ctx *sql.Context, t sql.Type, v any) (string, bool) {
 	if b, ok := datetimeText(t, v); ok {
 		return string(b), true
 	}
@@ -579,7 +579,7 @@ func valueText(t sql.Type, v any) (string, bool) {
 	case string, []byte:
 		return "", false
 	}
-	sv, err := t.SQL(nil, nil, v)
+	sv, err := t.SQL(ctx, nil, v)
 	if err != nil || sv.IsNull() {
 		return fmt.Sprint(v), true
 	}
