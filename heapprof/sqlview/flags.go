@@ -212,7 +212,7 @@ func exprFlags(ctx *sql.Context, e sql.Expression, child sql.Node, explicit expl
 		f |= flagBinary
 	default:
 		f |= flagBinary
-		if types.IsUnsigned(t) && !signedDateFunction(e) {
+		if types.IsUnsigned(t) && !signedIntFunction(e) {
 			f |= flagUnsigned
 		}
 	}
@@ -226,16 +226,18 @@ func exprFlags(ctx *sql.Context, e sql.Expression, child sql.Node, explicit expl
 	return colFlags(f), true
 }
 
-// signedDateFunction is whether e is a function of a date MariaDB types
-// signed where go-mysql-server's type is unsigned (WEEKOFYEAR,
-// MICROSECOND: Item_long_ge0_func, signed though never negative).
-func signedDateFunction(e sql.Expression) bool {
+// signedIntFunction is whether e is a function MariaDB types signed
+// where go-mysql-server's type is unsigned: of a date (WEEKOFYEAR,
+// MICROSECOND: Item_long_ge0_func, signed though never negative) or of
+// a string (ASCII).
+func signedIntFunction(e sql.Expression) bool {
 	f, ok := unalias(e).(sql.FunctionExpression)
 	if !ok {
 		return false
 	}
-	_, signedInt := intStringFunctions[strings.ToLower(f.FunctionName())] // ASCII
-	return intDateParts[strings.ToLower(f.FunctionName())] || signedInt
+	name := strings.ToLower(f.FunctionName())
+	_, ofString := intStringFunctions[name]
+	return intDateParts[name] || ofString
 }
 
 // rankFunction is whether e is ROW_NUMBER, RANK, DENSE_RANK or NTILE,

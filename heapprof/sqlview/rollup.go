@@ -226,7 +226,7 @@ func mustCopy(e ast.Expr) ast.Expr {
 // rollupItemName is the derived table's column of select item i: its
 // alias, else a name of the rewrite's own.
 func rollupItemName(i int, e ast.SelectExpr) string {
-	if a, ok := e.(*ast.AliasedExpr); ok && !a.As.IsEmpty() && !strings.HasPrefix(a.As.String(), rollupTable) {
+	if a, ok := e.(*ast.AliasedExpr); ok && !a.As.IsEmpty() {
 		return a.As.String()
 	}
 	return rollupTable + "_c" + strconv.Itoa(i+1)

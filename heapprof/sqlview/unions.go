@@ -124,8 +124,8 @@ func (r *recursiveCTE) keepAnchorTypes(with *ast.With) bool {
 	}
 	widened := false
 	for i, c := range r.joined {
-		if u := unionValue(&ast.NullVal{}, c, r.colls[i]); u != nil {
-			if t, err := newUnionAs(unionAsArgs(u)...); err == nil && !types.TypesEqual(t.Type(), t.Type().Promote()) {
+		if v, ok := unionConvOf(c, r.colls[i]); ok {
+			if t, err := v.typ(); err == nil && !types.TypesEqual(t, t.Promote()) {
 				widened = true
 			}
 		}

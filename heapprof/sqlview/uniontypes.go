@@ -357,59 +357,90 @@ const unionAsFunc = "__heapprof_union_as"
 // coll, the SELECTs' own: a rollup sorts by it); nil for a column of
 // NULLs.
 func unionValue(x ast.Expr, c Column, coll sql.CollationID) ast.Expr {
-	kind, p, s := "", 0, 0
-	switch kindOf(c) {
-	case kindInt:
-		kind, p = "signed", int(c.Type)
-		if c.Flags&flagUnsigned != 0 {
-			kind = "unsigned"
-		}
-	case kindDecimal:
-		p = int(c.Length) - signChars(c)
-		if c.Decimals > 0 {
-			p--
-		}
-		kind, p, s = "decimal", max(p, 1), min(int(c.Decimals), maxDecimalScale)
-	case kindReal:
-		kind = "double"
-	case kindTemporal:
-		switch c.Type {
-		case mysqlTypeDate:
-			kind = "date"
-		case mysqlTypeTime:
-			kind, s = "time", int(c.Decimals)
-		default:
-			kind, s = "datetime", int(c.Decimals)
-		}
-	case kindString:
-		kind, p, s = "char", int(columnChars(c)), int(coll)
-		if c.Charset == uint16(sql.Collation_binary) {
-			kind = "binary"
-		}
-	default:
+	v, ok := unionConvOf(c, coll)
+	if !ok {
 		return nil
 	}
 	num := func(n int) ast.Expr { return ast.NewIntVal([]byte(strconv.Itoa(n))) }
 	return &ast.FuncExpr{Name: ast.NewColIdent(unionAsFunc), Exprs: ast.SelectExprs{
-		&ast.AliasedExpr{Expr: x}, &ast.AliasedExpr{Expr: ast.NewStrVal([]byte(kind))},
-		&ast.AliasedExpr{Expr: num(p)}, &ast.AliasedExpr{Expr: num(s)}}}
+		&ast.AliasedExpr{Expr: x}, &ast.AliasedExpr{Expr: ast.NewStrVal([]byte(v.kind))},
+		&ast.AliasedExpr{Expr: num(v.p)}, &ast.AliasedExpr{Expr: num(v.s)}}}
 }
 
-// unionAsArgs are the arguments of a unionValue call, as the planner
-// hands them to newUnionAs.
-func unionAsArgs(call ast.Expr) []sql.Expression {
-	f := call.(*ast.FuncExpr)
-	args := []sql.Expression{expression.NewLiteral(nil, types.Null)}
-	for _, e := range f.Exprs[1:] {
-		switch v := e.(*ast.AliasedExpr).Expr.(*ast.SQLVal); v.Type {
-		case ast.StrVal:
-			args = append(args, expression.NewLiteral(string(v.Val), types.LongText))
-		default:
-			n, _ := strconv.Atoi(string(v.Val))
-			args = append(args, expression.NewLiteral(int64(n), types.Int64))
+// unionConv is a conversion unionAsFunc makes: its kind, precision (an
+// integer's type code, text's characters) and scale (text's collation).
+type unionConv struct {
+	kind string
+	p, s int
+}
+
+// unionConvOf is the conversion to the joined column c; false for a
+// column of NULLs.
+func unionConvOf(c Column, coll sql.CollationID) (unionConv, bool) {
+	switch kindOf(c) {
+	case kindInt:
+		if c.Flags&flagUnsigned != 0 {
+			return unionConv{"unsigned", int(c.Type), 0}, true
 		}
+		return unionConv{"signed", int(c.Type), 0}, true
+	case kindDecimal:
+		p := int(c.Length) - signChars(c)
+		if c.Decimals > 0 {
+			p--
+		}
+		return unionConv{"decimal", max(p, 1), min(int(c.Decimals), maxDecimalScale)}, true
+	case kindReal:
+		return unionConv{kind: "double"}, true
+	case kindTemporal:
+		switch c.Type {
+		case mysqlTypeDate:
+			return unionConv{kind: "date"}, true
+		case mysqlTypeTime:
+			return unionConv{"time", 0, int(c.Decimals)}, true
+		}
+		return unionConv{"datetime", 0, int(c.Decimals)}, true
+	case kindString:
+		if c.Charset == uint16(sql.Collation_binary) {
+			return unionConv{"binary", int(columnChars(c)), int(coll)}, true
+		}
+		return unionConv{"char", int(columnChars(c)), int(coll)}, true
 	}
-	return args
+	return unionConv{}, false
+}
+
+// typ is go-mysql-server's type of the conversion's values.
+func (v unionConv) typ() (sql.Type, error) {
+	switch v.kind {
+	case "signed", "unsigned":
+		// The joined type's width: a derived table of the UNION is an INT
+		// where MariaDB's is.
+		return intTypeOf(byte(v.p), v.kind == "unsigned"), nil
+	case "decimal":
+		return types.CreateDecimalType(uint8(v.p), uint8(v.s))
+	case "double":
+		return types.Float64, nil
+	case "date":
+		return types.Date, nil
+	case "time":
+		return types.Time, nil
+	case "datetime":
+		return types.MustCreateDatetimeType(sqltypes.Datetime, v.s), nil
+	case "char":
+		// A VARCHAR of the joined length, as a derived table of the UNION
+		// has it; longer text (the join counts no more than the SELECTs
+		// say) is kept whole.
+		coll := sql.CollationID(v.s)
+		if coll == sql.Collation_Unspecified {
+			coll = sql.Collation_Default
+		}
+		if v.p > 0 && v.p <= maxVarcharOctets/resultCharsetMaxLen {
+			return types.MustCreateString(sqltypes.VarChar, int64(v.p), coll), nil
+		}
+		return types.CreateLongText(coll), nil
+	case "binary":
+		return types.LongBlob, nil
+	}
+	return nil, fmt.Errorf("%s: unknown kind %q", unionAsFunc, v.kind)
 }
 
 // unionAs is unionAsFunc's node. The planner asks a UNION's nodes for
@@ -438,43 +469,11 @@ func newUnionAs(args ...sql.Expression) (sql.Expression, error) {
 	kind, _ := lits[0].(string)
 	p, _ := types.CoalesceInt(lits[1])
 	s, _ := types.CoalesceInt(lits[2])
-	u := &unionAs{args: args[:1:1], kind: kind, text: args[0].String()}
-	switch kind {
-	case "signed", "unsigned":
-		// The joined type's width: a derived table of the UNION is an INT
-		// where MariaDB's is.
-		u.typ = intTypeOf(byte(p), kind == "unsigned")
-	case "decimal":
-		t, err := types.CreateDecimalType(uint8(p), uint8(s))
-		if err != nil {
-			return nil, err
-		}
-		u.typ = t
-	case "double":
-		u.typ = types.Float64
-	case "date":
-		u.typ = types.Date
-	case "time":
-		u.typ = types.Time
-	case "datetime":
-		u.typ = types.MustCreateDatetimeType(sqltypes.Datetime, s)
-	case "char":
-		// A VARCHAR of the joined length, as a derived table of the UNION
-		// has it; longer text (the join counts no more than the SELECTs
-		// say) is kept whole.
-		coll := sql.CollationID(s)
-		if coll == sql.Collation_Unspecified {
-			coll = sql.Collation_Default
-		}
-		u.typ = types.CreateLongText(coll)
-		if p > 0 && p <= maxVarcharOctets/resultCharsetMaxLen {
-			u.typ = types.MustCreateString(sqltypes.VarChar, int64(p), coll)
-		}
-	case "binary":
-		u.typ = types.LongBlob
-	default:
-		return nil, fmt.Errorf("%s: unknown kind %q", unionAsFunc, kind)
+	t, err := unionConv{kind, int(p), int(s)}.typ()
+	if err != nil {
+		return nil, err
 	}
+	u := &unionAs{args: args[:1:1], kind: kind, typ: t, text: args[0].String()}
 	return u, nil
 }
 
