@@ -138,6 +138,9 @@ type Session struct {
 	// schema (SHOW GRANTS lists SELECT on it).
 	user     string
 	profiles bool
+	// mode is the session's sql_mode as MariaDB keeps it; go-mysql-server
+	// keeps the part it knows (sqlmode.go).
+	mode sqlMode
 }
 
 // NewSession starts a session for user connected from addr (host:port);
@@ -162,7 +165,9 @@ func (e *Engine) NewSessionWith(ctx context.Context, user, addr string, connID u
 	// group_concat_max_len is MariaDB's default (1M since 10.2.4), not
 	// MySQL's 1024 that go-mysql-server starts with: GROUP_CONCAT of a
 	// snapshot's function names was cut at 1024 bytes.
-	vars := map[string]any{"version_comment": VersionComment, "time_zone": "+00:00", "group_concat_max_len": uint64(1 << 20)}
+	// sql_mode is MariaDB's default (sqlmode.go).
+	vars := map[string]any{"version_comment": VersionComment, "time_zone": "+00:00", "group_concat_max_len": uint64(1 << 20),
+		"sql_mode": defaultSQLMode.String()}
 	for name, v := range opts.Variables {
 		vars[strings.ToLower(name)] = v
 	}
@@ -171,7 +176,9 @@ func (e *Engine) NewSessionWith(ctx context.Context, user, addr string, connID u
 			return nil, fmt.Errorf("sqlview: session variable %s: %w", name, err)
 		}
 	}
-	return &Session{base: base, user: user, profiles: opts.ReadsProfiles, globals: vars}, nil
+	s := &Session{base: base, user: user, profiles: opts.ReadsProfiles, globals: vars}
+	s.setSQLMode(defaultSQLMode)
+	return s, nil
 }
 
 // Database is the session's current database ("" when none).
@@ -397,7 +404,11 @@ func (e *Engine) Query(ctx context.Context, s *Session, query string) (_ *Result
 		// locks would be shared by all connections.
 		return &Result{}, nil
 	}
-	return e.run(sctx, b, query, stmt, nil)
+	r, err := e.run(sctx, b, query, stmt, nil)
+	if m, ok := sctx.Value(metaKey{}).(*stmtMeta); ok && m.setsSQLMode && err == nil {
+		s.setSQLMode(m.sqlMode)
+	}
+	return r, err
 }
 
 // recoverPanic, deferred by each entry point of a statement, turns a panic
@@ -444,9 +455,15 @@ func (b *stmtBudget) toError(err error) *Error {
 // parse parses one statement and refuses writes. An empty statement (a
 // comment alone) is ast.ErrEmpty, unwrapped.
 func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Statement, error) {
+	if err := checkSQLModeSyntax(s.mode, query); err != nil {
+		return nil, err
+	}
 	stmt, _, _, err := e.gms.Parser.Parse(sctx, query, false)
 	if errors.Is(err, ast.ErrEmpty) {
 		return nil, ast.ErrEmpty
+	}
+	if err == nil {
+		itemNames(stmt, query)
 	}
 	if err != nil {
 		// query becomes the text stmt was parsed from: notNames reads
@@ -474,6 +491,9 @@ func (e *Engine) parse(sctx *sql.Context, s *Session, query string) (ast.Stateme
 		return nil, err
 	}
 	if err := e.zones.checkTimeZone(stmt); err != nil {
+		return nil, err
+	}
+	if err := e.setSQLModes(sctx, s, stmt); err != nil {
 		return nil, err
 	}
 	if err := checkSystemSchema(s, stmt); err != nil {

@@ -74,6 +74,10 @@ type colMeta struct {
 // (nil elements: the column keeps go-mysql-server's own type).
 type stmtMeta struct {
 	cols []*colMeta
+	// sqlMode is the mode a SET sql_mode assigns (setsSQLMode), the
+	// session's once the SET succeeds (sqlmode.go).
+	sqlMode     sqlMode
+	setsSQLMode bool
 	// firstTable is the name (or alias) of the first table in the
 	// statement's FROM, which MariaDB's join order tends to read first.
 	firstTable string

@@ -224,6 +224,11 @@ func readsNode(n sql.Node, s *Session) (sql.Node, transform.TreeIdentity, error)
 			if sc.Type == sql.SystemVariableScope_Global {
 				vals = s.globals
 			}
+			if strings.EqualFold(x.Name, "sql_mode") {
+				if text, ok := vals["sql_mode"].(string); ok {
+					return &sqlModeRead{SystemVar: x, text: text}, transform.NewTree, nil
+				}
+			}
 			if _, ours := vals[strings.ToLower(x.Name)]; !ours {
 				return e, transform.SameTree, nil
 			}
