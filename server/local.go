@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/heapproxy/heapproxy/heapprof/sqlview"
 	"github.com/heapproxy/heapproxy/internal/mysqlwire"
 	"github.com/heapproxy/heapproxy/parser"
 )
@@ -374,7 +375,7 @@ func (s *session) embeddedVars() map[string]string {
 		"character_set_database":   "utf8mb4",
 		"collation_connection":     "utf8mb4_general_ci",
 		"collation_server":         "utf8mb4_general_ci",
-		"sql_mode":                 "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION", // MariaDB 10.11's, as the heapprof schema's
+		"sql_mode":                 sqlview.DefaultSQLMode(),
 		"transaction_isolation":    "REPEATABLE-READ",
 		"tx_isolation":             "REPEATABLE-READ",
 		"transaction_read_only":    "0",

@@ -405,8 +405,8 @@ func (e *Engine) Query(ctx context.Context, s *Session, query string) (_ *Result
 		return &Result{}, nil
 	}
 	r, err := e.run(sctx, b, query, stmt, nil)
-	if m, ok := sctx.Value(metaKey{}).(*stmtMeta); ok && m.setsSQLMode && err == nil {
-		s.setSQLMode(m.sqlMode)
+	if m, ok := sctx.Value(metaKey{}).(*stmtMeta); ok && m.setSQLMode != nil && err == nil {
+		s.setSQLMode(*m.setSQLMode)
 	}
 	return r, err
 }

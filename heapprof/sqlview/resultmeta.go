@@ -74,10 +74,9 @@ type colMeta struct {
 // (nil elements: the column keeps go-mysql-server's own type).
 type stmtMeta struct {
 	cols []*colMeta
-	// sqlMode is the mode a SET sql_mode assigns (setsSQLMode), the
-	// session's once the SET succeeds (sqlmode.go).
-	sqlMode     sqlMode
-	setsSQLMode bool
+	// setSQLMode is the mode a SET sql_mode assigns, the session's once
+	// the SET succeeds (sqlmode.go); nil for other statements.
+	setSQLMode *sqlMode
 	// firstTable is the name (or alias) of the first table in the
 	// statement's FROM, which MariaDB's join order tends to read first.
 	firstTable string

@@ -103,6 +103,22 @@ func errTableAccess(s *Session, what, table string) *Error {
 // no constant for it).
 const erTableAccessDenied = 1142
 
+// sessionSets are stmt's assignments to the session's system variable
+// name (SET name = ..., SET SESSION name, SET @@name, SET @@SESSION.name).
+func sessionSets(stmt ast.Statement, name string) []*ast.SetVarExpr {
+	set, ok := stmt.(*ast.Set)
+	if !ok {
+		return nil
+	}
+	var out []*ast.SetVarExpr
+	for _, e := range set.Exprs {
+		if strings.EqualFold(e.Name.Name.String(), name) && (e.Scope == ast.SetScope_None || e.Scope == ast.SetScope_Session) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // checkSetVariables answers SET of a name that is no system variable with
 // MySQL's 1193 (go-mysql-server takes an unscoped unknown name for a
 // column and answers 1054).

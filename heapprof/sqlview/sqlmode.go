@@ -104,6 +104,10 @@ const gmsSQLModes = modeAllowInvalidDates | modeANSIQuotes | modeErrorForDivisio
 	modeNoEngineSubstitution | modeNoUnsignedSubtraction | modeNoZeroDate | modeNoZeroInDate | modeOnlyFullGroupBy |
 	modePadCharToFullLength | modePipesAsConcat | modeRealAsFloat | modeStrictAllTables | modeStrictTransTables
 
+// DefaultSQLMode is MariaDB's default sql_mode as @@sql_mode prints it, a
+// session's first.
+func DefaultSQLMode() string { return defaultSQLMode.String() }
+
 // expand is MariaDB's expand_sql_mode: a compound mode sets its parts.
 func (m sqlMode) expand() sqlMode {
 	const dialect = modePipesAsConcat | modeANSIQuotes | modeIgnoreSpace | modeNoKeyOptions | modeNoTableOptions | modeNoFieldOptions
@@ -173,14 +177,7 @@ func errSQLModeValue(v string) *Error {
 // keep; the mode MariaDB would keep is noted in the statement's meta, for
 // Query to make the session's when the SET succeeds.
 func (e *Engine) setSQLModes(ctx context.Context, s *Session, stmt ast.Statement) error {
-	set, ok := stmt.(*ast.Set)
-	if !ok {
-		return nil
-	}
-	for _, x := range set.Exprs {
-		if !strings.EqualFold(x.Name.Name.String(), "sql_mode") || x.Scope != ast.SetScope_None && x.Scope != ast.SetScope_Session {
-			continue
-		}
+	for _, x := range sessionSets(stmt, "sql_mode") {
 		m, err := e.sqlModeValue(ctx, s, x.Expr)
 		if err != nil {
 			return err
@@ -199,7 +196,7 @@ func (e *Engine) setSQLModes(ctx context.Context, s *Session, stmt ast.Statement
 		}
 		x.Expr = ast.NewStrVal([]byte((m & gmsSQLModes).String()))
 		if meta, ok := ctx.Value(metaKey{}).(*stmtMeta); ok {
-			meta.sqlMode, meta.setsSQLMode = m, true
+			meta.setSQLMode = &m
 		}
 	}
 	return nil

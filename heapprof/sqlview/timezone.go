@@ -436,14 +436,7 @@ func zeroDatetime(ctx *sql.Context, v any) bool {
 // zone's name as MariaDB reports it goes in its place, and a name or
 // offset MariaDB does not know is ERROR 1298.
 func (z *zoneDB) checkTimeZone(stmt ast.Statement) error {
-	set, ok := stmt.(*ast.Set)
-	if !ok {
-		return nil
-	}
-	for _, e := range set.Exprs {
-		if !strings.EqualFold(e.Name.Name.String(), "time_zone") || e.Scope != ast.SetScope_None && e.Scope != ast.SetScope_Session {
-			continue
-		}
+	for _, e := range sessionSets(stmt, "time_zone") {
 		lit, ok := e.Expr.(*ast.SQLVal)
 		if !ok || lit.Type != ast.StrVal {
 			continue
